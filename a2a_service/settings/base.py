@@ -1,0 +1,257 @@
+"""Settings shared by every environment. Everything that differs between machines
+comes from the environment (12-factor); see README "Configuration"."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+env = environ.Env()
+# A local .env is a convenience for development only; production passes real env vars.
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# Where the embedded local stack keeps its files (SQLite, broker folders, beat schedule).
+RUN_DIR = Path(env("A2A_RUN_DIR", default=str(BASE_DIR / ".run")))
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env("SECRET_KEY", default="")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "corsheaders",
+    "rest_framework",
+    "drf_spectacular",
+    "catalog",
+    "billing",
+    "sessions_app",
+    "webhooks",
+    "agents",
+]
+
+MIDDLEWARE = [
+    "corsheaders.middleware.CorsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+# The API distinguishes /api/a2a/agenthub from /api/a2a/agenthub/ (both are documented
+# operations), so Django must not redirect one to the other.
+APPEND_SLASH = False
+
+ROOT_URLCONF = "a2a_service.urls"
+WSGI_APPLICATION = "a2a_service.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{RUN_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+else:
+    # SQLite: wait on a locked database instead of failing, WAL for concurrent readers.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "a2a",
+            "TIMEOUT": 300,
+        }
+    }
+else:
+    # A file cache is shared by every local process (web, worker, beat), unlike locmem.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(RUN_DIR / "cache"),
+        }
+    }
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / ".run" / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+# --- CORS: agents in browsers must be able to read the payment headers --------------
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_URLS_REGEX = r"^/(api|\.well-known)/.*$"
+CORS_ALLOW_HEADERS = [
+    "accept",
+    "content-type",
+    "x-api-key",
+    "x-session-token",
+    "x-ingest-token",
+    "idempotency-key",
+    "payment-signature",
+    "x-payment",
+]
+CORS_EXPOSE_HEADERS = [
+    "payment-required",
+    "payment-response",
+    "x-payment-response",
+    "x-credit-charged",
+    "x-credit-balance",
+    "retry-after",
+]
+
+# --- DRF ------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "catalog.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": env("THROTTLE_ANON", default="600/min")},
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent-to-Agent Market Intelligence Service",
+    "DESCRIPTION": (
+        "Market intelligence for automated agents: news, trading signals, sentiment, prediction-market "
+        "catalogs, trading and risk desks, and digests. Discovery and teasers are free; full content is "
+        "paid in USDC on Base (eip155:8453) by x402 per call, prepaid credits (X-API-Key) or prepaid "
+        "sessions. Errors: 422 HTTPValidationError for broken parameters or bodies, 401 for a missing "
+        "or unknown API key, 402 with payment instructions, 404 for unknown ids, 429 with Retry-After."
+    ),
+    "VERSION": "16.5.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": True,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/(a2a|mcp)",
+    "SCHEMA_COERCE_PATH_PK_SUFFIX": False,
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
+    "POSTPROCESSING_HOOKS": [
+        "catalog.api.openapi.postprocess_schema",
+    ],
+    "TAGS": [
+        {"name": "discovery", "description": "Free discovery, manifests and status"},
+        {"name": "teasers", "description": "Free teasers of paid products"},
+        {"name": "market-data", "description": "Catalogs and market intelligence"},
+        {"name": "telemetry", "description": "Network research telemetry"},
+        {"name": "accounts", "description": "Credit accounts, API keys, webhooks, delegation"},
+        {"name": "sessions", "description": "Prepaid sessions"},
+        {"name": "marketplace", "description": "Marketplace and agent-network proxy"},
+        {"name": "agents", "description": "Catalog agents"},
+        {"name": "x402", "description": "Paid endpoints (HTTP 402 until paid)"},
+        {"name": "mcp", "description": "MCP tool endpoints"},
+    ],
+}
+
+# --- Celery -----------------------------------------------------------------------
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+else:
+    # kombu's filesystem transport: a broker that needs no server, for `make run`.
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(RUN_DIR / "broker" / "queue"),
+        "data_folder_out": str(RUN_DIR / "broker" / "queue"),
+        "processed_folder": str(RUN_DIR / "broker" / "processed"),
+        "store_processed": False,
+    }
+    CELERY_RESULT_BACKEND = f"file://{RUN_DIR / 'results'}"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_RESULT_EXPIRES = timedelta(hours=1)
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
+WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=15)
+CELERY_BEAT_SCHEDULE = {
+    "worker-heartbeat": {
+        "task": "catalog.tasks.worker_heartbeat",
+        "schedule": float(WORKER_HEARTBEAT_SECONDS),
+    },
+}
+
+# --- The shop: chain, token, treasury, facilitator --------------------------------
+PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", default="").rstrip("/")
+CHAIN_NAME = env("CHAIN_NAME", default="base")
+CHAIN_ID = env.int("CHAIN_ID", default=8453)
+X402_NETWORK = env("X402_NETWORK", default="eip155:8453")
+X402_NETWORK_V1_NAME = env("X402_NETWORK_V1_NAME", default="base")
+# Base mainnet USDC; the local chain deploys its stand-in at the same address.
+USDC_ADDRESS = env("USDC_ADDRESS", default="0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")
+USDC_EIP712_NAME = env("USDC_EIP712_NAME", default="USD Coin")
+USDC_EIP712_VERSION = env("USDC_EIP712_VERSION", default="2")
+TREASURY_ADDRESS = env("TREASURY_ADDRESS", default="")
+CHAIN_RPC_URL = env("CHAIN_RPC_URL", default="http://127.0.0.1:8545")
+FACILITATOR_URL = env("FACILITATOR_URL", default="http://127.0.0.1:8000/api/a2a/facilitator").rstrip("/")
+FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=5.0)
+X402_MAX_TIMEOUT_SECONDS = env.int("X402_MAX_TIMEOUT_SECONDS", default=120)
+# The agent-payment network rail exists but is disabled (interface: payment_alternatives).
+SKYFIRE_RAIL_ENABLED = env.bool("SKYFIRE_RAIL_ENABLED", default=False)
+AGENTVERSE_NEWS_AGENT = env("AGENTVERSE_NEWS_AGENT", default="")
+INGEST_TOKEN = env("INGEST_TOKEN", default="")
+ERC8004_IDENTITY_REGISTRY = env("ERC8004_IDENTITY_REGISTRY", default="")
+ERC8004_AGENT_ID = env("ERC8004_AGENT_ID", default="")
+OUTBOUND_HTTP_TIMEOUT_SECONDS = env.float("OUTBOUND_HTTP_TIMEOUT_SECONDS", default=5.0)
+
+# Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
+CATALOG_LIMIT_MAX = 200
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

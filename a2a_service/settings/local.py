@@ -1,0 +1,13 @@
+"""Development defaults: the embedded local stack of `make run` (SQLite, a filesystem
+broker, a local chain). Nothing here is a secret: these keys only guard a laptop."""
+
+from __future__ import annotations
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+SECRET_KEY = env("SECRET_KEY", default="local-development-only-not-a-secret")
+# anvil's well-known development account #9 receives payments on the local chain.
+TREASURY_ADDRESS = env("TREASURY_ADDRESS", default="0xa0Ee7A142d267C1f36714E4a8F75612F20a79720")
+INGEST_TOKEN = env("INGEST_TOKEN", default="local-ingest-token")

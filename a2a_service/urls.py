@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from catalog.api.openapi import OpenApiDocumentView
+
+from agents.api import AgentChatView, AgentHubChatView, AgentHubView, AgentView
+from sessions_app.api import SessionCallView, SessionStatusView
+from webhooks.api import WebhookRegisterView
+
+handler404 = "catalog.api.errors.json_not_found"
+handler500 = "catalog.api.errors.json_server_error"
+handler400 = "catalog.api.errors.json_bad_request"
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/a2a/openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
+    path("", include("catalog.api.urls")),
+    path("", include("billing.api.urls")),
+    path("api/a2a/session/status", SessionStatusView.as_view()),
+    path("api/a2a/session/call/<str:sku>", SessionCallView.as_view()),
+    path("api/a2a/account/webhooks/register", WebhookRegisterView.as_view()),
+    path("api/a2a/agents/<str:slug>", AgentView.as_view()),
+    path("api/a2a/agents/<str:slug>/chat", AgentChatView.as_view()),
+    path("api/a2a/agenthub", AgentHubView.as_view()),
+    path("api/a2a/agenthub/", AgentHubChatView.as_view()),
+    path("api/a2a/agenthub/chat", AgentHubChatView.as_view()),
+]

@@ -1,0 +1,79 @@
+"""Catalog agents and the agent-network hub: status, manifest and chat."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agents.chat import chat_reply
+from catalog import selectors
+from catalog.api import schemas as s
+from catalog.api.bodies import ChatBody
+from catalog.api.errors import NotFound
+from catalog.api.inputs import parse_body
+from catalog.api.views import ApiView, base_url, ok
+from catalog.models import CatalogAgent
+
+CHAT_RESPONSES = {200: s.ChatOut, 404: s.ErrorOut, 422: s.HTTPValidationError}
+
+
+def _chat(request: Request, agent: CatalogAgent | None) -> Response:
+    body = parse_body(request, ChatBody)
+    if agent is None and body.agent:
+        agent = selectors.catalog_agent(body.agent)
+    if agent is not None and not agent.enabled:
+        raise NotFound(f"agent {agent.slug} is disabled")
+    return ok(chat_reply(agent=agent, message=body.message, base=base_url(request)))
+
+
+class AgentView(ApiView):
+    """/api/a2a/agents/{slug}: GET (and HEAD) status, POST chat."""
+
+    @extend_schema(tags=["agents"], summary="Catalog agent status", operation_id="agent_get",
+                   responses={200: s.AgentStatusOut, 404: s.ErrorOut})
+    def get(self, request: Request, slug: str) -> Response:
+        return ok(selectors.agent_status(base_url(request), slug))
+
+    @extend_schema(tags=["agents"], summary="Chat with a catalog agent", operation_id="agent_post",
+                   request=ChatBody, responses=CHAT_RESPONSES)
+    def post(self, request: Request, slug: str) -> Response:
+        return _chat(request, selectors.catalog_agent(slug))
+
+
+class AgentChatView(ApiView):
+    @extend_schema(tags=["agents"], summary="Chat with a catalog agent", operation_id="agent_chat",
+                   request=ChatBody, responses=CHAT_RESPONSES)
+    def post(self, request: Request, slug: str) -> Response:
+        return _chat(request, selectors.catalog_agent(slug))
+
+
+class AgentHubView(ApiView):
+    """/api/a2a/agenthub (and with a trailing slash): GET status, POST chat, HEAD."""
+
+    http_method_names = ["get", "post", "head", "options"]
+
+    @extend_schema(tags=["marketplace"], summary="Agent hub status", operation_id="agenthub_get",
+                   responses={200: s.AgentHubStatusOut})
+    def get(self, request: Request) -> Response:
+        return ok(selectors.agenthub_status(base_url(request)))
+
+    @extend_schema(tags=["marketplace"], summary="Chat through the agent hub", operation_id="agenthub_post",
+                   request=ChatBody, responses=CHAT_RESPONSES)
+    def post(self, request: Request) -> Response:
+        return _chat(request, None)
+
+    def head(self, request: Request) -> HttpResponse:
+        return HttpResponse(status=200, content_type="application/json")
+
+
+class AgentHubChatView(AgentHubView):
+    """POST (and HEAD) only: /api/a2a/agenthub/chat and /api/a2a/agenthub/."""
+
+    http_method_names = ["post", "head", "options"]
+
+    @extend_schema(tags=["marketplace"], summary="Chat through the agent hub", request=ChatBody,
+                   responses=CHAT_RESPONSES)
+    def post(self, request: Request) -> Response:
+        return _chat(request, None)

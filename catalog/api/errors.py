@@ -1,0 +1,162 @@
+"""One place that turns domain errors and framework exceptions into HTTP answers.
+
+Every error body is JSON. Validation errors use the HTTPValidationError shape,
+{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}, with status 422."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from pydantic import ValidationError as PydanticValidationError
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """A domain error with its HTTP status. Subclasses name the situations."""
+
+    status_code = 400
+    code = "error"
+
+    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra or {}
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.detail, "code": self.code, **self.extra}
+
+
+class NotFound(ApiError):
+    status_code = 404
+    code = "not_found"
+
+
+class Unauthorized(ApiError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class PaymentRequired(ApiError):
+    status_code = 402
+    code = "payment_required"
+
+
+class Forbidden(ApiError):
+    status_code = 403
+    code = "forbidden"
+
+
+class Conflict(ApiError):
+    status_code = 409
+    code = "conflict"
+
+
+class ProductUnavailable(ApiError):
+    """The product behind a paid route is not built (or is switched off). Raised before
+    any payment or debit, so nothing is charged."""
+
+    status_code = 503
+    code = "product_unavailable"
+
+
+class RequestValidationError(ApiError):
+    status_code = 422
+    code = "validation_error"
+
+    def __init__(self, errors: list[dict[str, Any]]):
+        super().__init__("validation error")
+        self.errors = errors
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.errors}
+
+    @classmethod
+    def single(cls, loc: list[str | int], msg: str, type_: str) -> RequestValidationError:
+        return cls([{"loc": loc, "msg": msg, "type": type_}])
+
+    @classmethod
+    def from_pydantic(cls, exc: PydanticValidationError, location: str) -> RequestValidationError:
+        errors = [
+            {"loc": [location, *err["loc"]], "msg": err["msg"], "type": err["type"]}
+            for err in exc.errors(include_url=False, include_context=False, include_input=False)
+        ]
+        return cls(errors)
+
+
+def _validation_errors_from_drf(detail: Any, loc: list[str | int]) -> list[dict[str, Any]]:
+    if isinstance(detail, dict):
+        out: list[dict[str, Any]] = []
+        for key, value in detail.items():
+            out += _validation_errors_from_drf(value, [*loc, key])
+        return out
+    if isinstance(detail, list):
+        out = []
+        for item in detail:
+            out += _validation_errors_from_drf(item, loc)
+        return out
+    return [{"loc": loc, "msg": str(detail), "type": getattr(detail, "code", "invalid")}]
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF EXCEPTION_HANDLER."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, ApiError):
+        set_rollback()
+        return Response(exc.body(), status=exc.status_code, headers=exc.headers or None)
+    if isinstance(exc, PydanticValidationError):
+        set_rollback()
+        err = RequestValidationError.from_pydantic(exc, "body")
+        return Response(err.body(), status=422)
+    if isinstance(exc, drf_exceptions.ParseError):
+        return Response(
+            {"detail": [{"loc": ["body"], "msg": f"JSON decode error: {exc.detail}", "type": "json_invalid"}]},
+            status=422,
+        )
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return Response(
+            {"detail": [{"loc": ["body"], "msg": "request body must be application/json", "type": "content_type"}]},
+            status=422,
+        )
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return Response({"detail": _validation_errors_from_drf(exc.detail, ["body"])}, status=422)
+    if isinstance(exc, drf_exceptions.Throttled):
+        wait = math.ceil(exc.wait or 1)
+        headers["Retry-After"] = str(wait)
+        return Response(
+            {"detail": f"rate limit exceeded; retry in {wait} s", "code": "rate_limited", "retry_after": wait},
+            status=429,
+            headers=headers,
+        )
+    if isinstance(exc, Http404 | drf_exceptions.NotFound):
+        return Response({"detail": "Not found.", "code": "not_found"}, status=404)
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return Response({"detail": str(exc.detail), "code": "method_not_allowed"}, status=405)
+    if isinstance(exc, drf_exceptions.NotAcceptable):
+        return Response({"detail": str(exc.detail), "code": "not_acceptable"}, status=406)
+    if isinstance(exc, PermissionDenied | drf_exceptions.PermissionDenied):
+        return Response({"detail": "Forbidden.", "code": "forbidden"}, status=403)
+    if isinstance(exc, drf_exceptions.APIException):
+        return Response({"detail": str(exc.detail), "code": exc.default_code}, status=exc.status_code)
+    return None
+
+
+def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """handler404: unknown paths answer JSON too."""
+    return JsonResponse({"detail": "Not found.", "code": "not_found", "path": request.path}, status=404)
+
+
+def json_server_error(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"detail": "Internal server error.", "code": "server_error"}, status=500)
+
+
+def json_bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse({"detail": "Bad request.", "code": "bad_request"}, status=400)

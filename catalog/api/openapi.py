@@ -1,0 +1,47 @@
+"""OpenAPI post-processing: HEAD operations the interface lists, and the 422 shape."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.views import SpectacularJSONAPIView
+
+# Paths on which the interface document lists HEAD.
+HEAD_PATHS = {
+    "/api/a2a/agenthub/status",
+    "/api/a2a/agenthub",
+    "/api/a2a/agenthub/chat",
+    "/api/a2a/agenthub/",
+    "/api/a2a/agents/{slug}/status",
+    "/api/a2a/agents/{slug}",
+}
+
+
+def postprocess_schema(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    for path, item in result.get("paths", {}).items():
+        if path not in HEAD_PATHS:
+            continue
+        source = item.get("get") or item.get("post") or {}
+        head = {
+            "operationId": (source.get("operationId") or path.strip("/").replace("/", "_")) + "_head",
+            "summary": (source.get("summary") or "") + " (headers only)",
+            "tags": copy.deepcopy(source.get("tags", [])),
+            "responses": {"200": {"description": "available; no body"}},
+        }
+        if "parameters" in source:
+            head["parameters"] = [p for p in copy.deepcopy(source["parameters"]) if p.get("in") == "path"]
+        item["head"] = head
+    return result
+
+
+class OpenApiDocumentView(SpectacularJSONAPIView):
+    @extend_schema(
+        tags=["discovery"],
+        summary="OpenAPI 3.1 description of this interface",
+        operation_id="openapi_document",
+        responses={200: OpenApiResponse({"type": "object"}, description="OpenAPI 3.1 document")},
+    )
+    def get(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().get(request, *args, **kwargs)

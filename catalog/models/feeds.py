@@ -1,0 +1,152 @@
+"""Data ingested from outside feeds (exchanges, prediction venues, chain, telemetry)
+and what the service computes from it. Feeds fill these tables; the free catalogs
+and the published figures read them, so an empty table is reported as empty."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class ExchangeMarket(models.Model):
+    exchange = models.CharField(max_length=64)
+    symbol = models.CharField(max_length=40)
+    base = models.CharField(max_length=20)
+    quote = models.CharField(max_length=20)
+    last_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    volume_24h_usd = models.DecimalField(max_digits=24, decimal_places=2, null=True, blank=True)
+    spread_bps = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-volume_24h_usd", "symbol"]
+        constraints = [models.UniqueConstraint(fields=["exchange", "symbol"], name="exchange_market_unique")]
+
+
+class TokenizedAsset(models.Model):
+    symbol = models.CharField(max_length=40, unique=True)
+    name = models.CharField(max_length=120)
+    venue = models.CharField(max_length=64)
+    underlying = models.CharField(max_length=64, blank=True)
+    on_watchlist = models.BooleanField(default=True)
+    last_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    change_24h_pct = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["symbol"]
+
+
+class PredictionMarket(models.Model):
+    venue = models.CharField(max_length=64, db_index=True)
+    external_id = models.CharField(max_length=200)
+    question = models.CharField(max_length=500)
+    category = models.CharField(max_length=64, blank=True)
+    yes_price = models.DecimalField(max_digits=8, decimal_places=6, null=True, blank=True)
+    volume_usd = models.DecimalField(max_digits=24, decimal_places=2, null=True, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    url = models.URLField(max_length=500, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["closes_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["venue", "external_id"], name="prediction_market_unique")]
+
+
+class TelemetryNode(models.Model):
+    node_id = models.CharField(max_length=128, unique=True)
+    region = models.CharField(max_length=64, blank=True)
+    country = models.CharField(max_length=2, blank=True)
+    version = models.CharField(max_length=64, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    online = models.BooleanField(default=True)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["node_id"]
+
+
+class RegimeSnapshot(models.Model):
+    regime = models.CharField(max_length=32)
+    confidence = models.FloatField()
+    inputs = models.JSONField(default=dict, blank=True)
+    computed_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-computed_at"]
+        get_latest_by = "computed_at"
+
+
+class DeskSignal(models.Model):
+    """A signal a desk published, and its outcome once closed. The scorecard and the
+    performance figures are computed from these rows only."""
+
+    class Side(models.TextChoices):
+        LONG = "long", "long"
+        SHORT = "short", "short"
+
+    desk = models.CharField(max_length=64, db_index=True)
+    symbol = models.CharField(max_length=40)
+    side = models.CharField(max_length=8, choices=Side.choices)
+    entry_price = models.DecimalField(max_digits=30, decimal_places=12)
+    exit_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    pnl_pct = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    opened_at = models.DateTimeField(default=timezone.now, db_index=True)
+    closed_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["-opened_at"]
+
+
+class TradingModule(models.Model):
+    class Mode(models.TextChoices):
+        LIVE = "live", "live"
+        SCOUT = "scout", "scout"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField()
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SCOUT)
+    sku = models.ForeignKey("catalog.Sku", null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["slug"]
+
+
+class RpcEndpoint(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    url = models.URLField(max_length=500)
+    affiliate_url = models.URLField(max_length=500, blank=True)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RpcProbe(models.Model):
+    endpoint = models.ForeignKey(RpcEndpoint, on_delete=models.CASCADE, related_name="probes")
+    ok = models.BooleanField()
+    latency_ms = models.FloatField(null=True, blank=True)
+    block_number = models.BigIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+    probed_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-probed_at"]
+
+
+class SpreadSnapshot(models.Model):
+    """A structural spread reading pushed by the internal ingest endpoint."""
+
+    symbol = models.CharField(max_length=40, db_index=True)
+    venue_a = models.CharField(max_length=64)
+    venue_b = models.CharField(max_length=64)
+    spread_bps = models.DecimalField(max_digits=12, decimal_places=3)
+    captured_at = models.DateTimeField(default=timezone.now, db_index=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-captured_at"]

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from catalog.money import usdc_from_atomic
+
+# Unlock prices by category, as the interface observes them (0.18 equity/general, 0.1 crypto).
+DEFAULT_NEWS_PRICE_ATOMIC = {"equity": 180_000, "general": 180_000, "crypto": 100_000}
+
+
+class NewsItem(models.Model):
+    class Category(models.TextChoices):
+        GENERAL = "general", "general"
+        EQUITY = "equity", "equity"
+        CRYPTO = "crypto", "crypto"
+
+    title = models.CharField(max_length=400)
+    teaser = models.TextField(help_text="free teaser text (may equal the title)")
+    body = models.TextField(help_text="full text, sold by unlock")
+    category = models.CharField(max_length=16, choices=Category.choices, default=Category.GENERAL, db_index=True)
+    source = models.CharField(max_length=120, blank=True)
+    url = models.URLField(max_length=500, blank=True)
+    market_group = models.CharField(
+        max_length=64, blank=True, db_index=True, help_text="market agent group that ingested it, if any"
+    )
+    external_id = models.CharField(max_length=200, blank=True, help_text="feed's id, for de-duplication")
+    price_atomic = models.PositiveBigIntegerField(blank=True, help_text="unlock price in atomic USDC")
+    ingested_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="news_unique_source_external_id",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.title[:80]
+
+    def save(self, *args, **kwargs) -> None:
+        if self.price_atomic is None:
+            self.price_atomic = DEFAULT_NEWS_PRICE_ATOMIC.get(self.category, 100_000)
+        super().save(*args, **kwargs)
+
+    @property
+    def price_usdc(self) -> float:
+        return usdc_from_atomic(self.price_atomic)

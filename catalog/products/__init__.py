@@ -1,0 +1,5 @@
+"""Importing this package registers every built product."""
+
+from __future__ import annotations
+
+from . import briefs, news, status  # noqa: F401

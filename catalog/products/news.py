@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from pydantic import Field
+
+from catalog.api.errors import NotFound
+from catalog.api.inputs import QueryModel
+from catalog.models import NewsItem
+from catalog.products.registry import ProductCall, ProductFailed, register
+from catalog.formats import naive_utc
+
+DIGEST_WINDOW = timedelta(hours=24)
+DIGEST_MAX_ITEMS = 60
+
+
+class NewsUnlockParams(QueryModel):
+    news_id: int = Field(ge=1, description="id of the news item to unlock")
+
+
+def _news_item(call: ProductCall) -> NewsItem:
+    item = NewsItem.objects.filter(pk=call.params.news_id).first()
+    if item is None:
+        raise NotFound(f"news item {call.params.news_id} does not exist")
+    return item
+
+
+def news_item_payload(item: NewsItem) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "title": item.title,
+        "teaser": item.teaser,
+        "body": item.body,
+        "category": item.category,
+        "source": item.source,
+        "url": item.url,
+        "price_usdc": item.price_usdc,
+        "ingested_at": naive_utc(item.ingested_at),
+    }
+
+
+@register("news_unlock", params=NewsUnlockParams, price_for=lambda call: _news_item(call).price_atomic)
+def news_unlock(call: ProductCall) -> dict[str, Any]:
+    return news_item_payload(_news_item(call))
+
+
+def _digest(categories: list[str] | None, title: str) -> dict[str, Any]:
+    since = timezone.now() - DIGEST_WINDOW
+    qs = NewsItem.objects.filter(ingested_at__gte=since)
+    if categories:
+        qs = qs.filter(category__in=categories)
+    items = list(qs.order_by("-id")[:DIGEST_MAX_ITEMS])
+    if not items:
+        raise ProductFailed("no news was ingested in the last 24 hours; the digest is not charged")
+    sections: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        sections.setdefault(item.category, []).append(
+            {"id": item.id, "title": item.title, "teaser": item.teaser, "source": item.source, "url": item.url}
+        )
+    return {
+        "title": title,
+        "window_hours": int(DIGEST_WINDOW.total_seconds() // 3600),
+        "generated_at": naive_utc(timezone.now()),
+        "count": len(items),
+        "sections": [{"category": c, "items": v} for c, v in sorted(sections.items())],
+    }
+
+
+@register("news_digest")
+def news_digest(call: ProductCall) -> dict[str, Any]:
+    return _digest(None, "News digest")
+
+
+@register("equity_news_digest")
+def equity_news_digest(call: ProductCall) -> dict[str, Any]:
+    return _digest(["equity"], "Equity news digest")

@@ -1,0 +1,65 @@
+"""Products: one registered callable per SKU. Every payment route (x402, credits,
+sessions, marketplace) runs the same callable, so a product is written once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from catalog.api.inputs import QueryModel
+
+
+class ProductFailed(Exception):
+    """The product could not produce its content (e.g. no data yet). The caller is not
+    charged; the route answers 503 with this message."""
+
+
+@dataclass
+class ProductCall:
+    """What a product needs to run: validated parameters and who is calling."""
+
+    sku: Any  # catalog.models.Sku
+    params: BaseModel | None
+    base_url: str
+    payer: str | None = None
+    account: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Product:
+    sku: str
+    run: Callable[[ProductCall], dict[str, Any]]
+    params: type[QueryModel] | None = None
+    # Called before any payment: raises NotFound/RequestValidationError for bad input and
+    # may return an item-specific price in atomic USDC (news items carry their own price).
+    price_for: Callable[[ProductCall], int | None] | None = None
+
+
+_PRODUCTS: dict[str, Product] = {}
+
+
+def register(
+    sku: str,
+    *,
+    params: type[QueryModel] | None = None,
+    price_for: Callable[[ProductCall], int | None] | None = None,
+) -> Callable[[Callable[[ProductCall], dict[str, Any]]], Callable[[ProductCall], dict[str, Any]]]:
+    def decorator(func: Callable[[ProductCall], dict[str, Any]]) -> Callable[[ProductCall], dict[str, Any]]:
+        if sku in _PRODUCTS:
+            raise ValueError(f"product {sku} registered twice")
+        _PRODUCTS[sku] = Product(sku=sku, run=func, params=params, price_for=price_for)
+        return func
+
+    return decorator
+
+
+def product_get(sku: str) -> Product | None:
+    return _PRODUCTS.get(sku)
+
+
+def products_built() -> set[str]:
+    return set(_PRODUCTS)

@@ -1,0 +1,157 @@
+"""Writes to the catalog. Each service is keyword-only and atomic."""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import date
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from catalog.models import (
+    AgentFrameworkPack,
+    CatalogAgent,
+    DailyCounter,
+    Integration,
+    RpcEndpoint,
+    Sku,
+    Teaser,
+    TradingModule,
+    WorkerHeartbeat,
+)
+from catalog.money import atomic_from_usdc
+from catalog.seed.content import AGENTS, INTEGRATIONS, PACKS, TEASER_CREDIT_PATHS, TEASERS, TRADING_MODULES
+from catalog.seed.packs import skill_md
+from catalog.seed.skus import SKU_TABLE
+
+
+WHALE_TIERS = [
+    ("dolphin", "25", "2", ["priority support"]),
+    ("whale", "100", "5", ["priority support", "whale token for batched calls"]),
+    ("leviathan", "500", "8", ["priority support", "whale token for batched calls", "custom desk requests"]),
+]
+
+
+@transaction.atomic
+def catalog_seed(*, reset: bool = False) -> dict[str, int]:
+    """Load the seed catalog. Idempotent: existing rows keep the staff's edits (price,
+    status, texts) unless reset=True. A price may be seeded from the SKU's env_price
+    environment variable (in USDC, e.g. X402_PRICE_MORNING_BRIEF=0.09)."""
+    created = {"skus": 0, "teasers": 0, "agents": 0, "packs": 0, "integrations": 0, "modules": 0}
+    teaser_by_sku: dict[str, str] = {}
+    for name, (sku_name, *_rest) in TEASERS.items():
+        teaser_by_sku.setdefault(sku_name, name)
+
+    for order, row in enumerate(SKU_TABLE):
+        price_atomic = atomic_from_usdc(os.environ.get(row.env_price) or row.price)
+        teaser_name = row.teaser or teaser_by_sku.get(row.sku, "")
+        values = {
+            "path": row.full_path,
+            "headline": row.headline,
+            "family": row.family,
+            "env_price": row.env_price,
+            "price_base_atomic": atomic_from_usdc(row.price),
+            "price_atomic": price_atomic,
+            "tier": row.tier,
+            "hero": row.hero,
+            "intel_only": row.intel_only,
+            "product_type": row.product_type,
+            "session_callable": row.session_callable,
+            "marketplace_paid": row.marketplace_paid,
+            "client_bundle": row.client_bundle,
+            "free_teaser": f"/api/a2a/teaser/{teaser_name}" if teaser_name else "",
+            "sort_order": order,
+        }
+        if reset:
+            _, was_created = Sku.objects.update_or_create(sku=row.sku, defaults=values)
+        else:
+            _, was_created = Sku.objects.get_or_create(sku=row.sku, defaults=values)
+        created["skus"] += was_created
+
+    skus = {s.sku: s for s in Sku.objects.all()}
+    for name, (sku_name, title, summary, highlights) in TEASERS.items():
+        values = {
+            "title": title,
+            "summary": summary,
+            "highlights": highlights,
+            "sku": skus.get(sku_name),
+            "credit_path": TEASER_CREDIT_PATHS.get(name, ""),
+        }
+        manager = Teaser.objects.update_or_create if reset else Teaser.objects.get_or_create
+        _, was_created = manager(name=name, defaults=values)
+        created["teasers"] += was_created
+
+    for order, spec in enumerate(AGENTS):
+        values = {"name": spec["name"], "description": spec["description"], "skills": spec["skills"], "sort_order": order}
+        manager = CatalogAgent.objects.update_or_create if reset else CatalogAgent.objects.get_or_create
+        agent, was_created = manager(slug=spec["slug"], defaults=values)
+        if was_created or reset:
+            agent.skus.set([skus[s] for s in spec["skus"] if s in skus])
+        created["agents"] += was_created
+
+    for pack_id, name, framework, description in PACKS:
+        values = {
+            "name": name,
+            "framework": framework,
+            "description": description,
+            "skill_md": skill_md(pack_id, name, framework),
+        }
+        manager = AgentFrameworkPack.objects.update_or_create if reset else AgentFrameworkPack.objects.get_or_create
+        _, was_created = manager(pack_id=pack_id, defaults=values)
+        created["packs"] += was_created
+
+    for order, spec in enumerate(INTEGRATIONS):
+        values = {**{k: v for k, v in spec.items() if k != "slug"}, "sort_order": order}
+        manager = Integration.objects.update_or_create if reset else Integration.objects.get_or_create
+        _, was_created = manager(slug=spec["slug"], defaults=values)
+        created["integrations"] += was_created
+
+    for slug, name, description, sku_name in TRADING_MODULES:
+        values = {"name": name, "description": description, "sku": skus.get(sku_name)}
+        manager = TradingModule.objects.update_or_create if reset else TradingModule.objects.get_or_create
+        _, was_created = manager(slug=slug, defaults=values)
+        created["modules"] += was_created
+
+    from billing.models import BillingSettings, WhaleTier
+
+    BillingSettings.load()
+    for name, min_usdc, bonus, perks in WHALE_TIERS:
+        WhaleTier.objects.get_or_create(
+            name=name, defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks}
+        )
+
+    # The chain this deployment settles on is the first RPC endpoint the index probes.
+    RpcEndpoint.objects.get_or_create(name="configured chain RPC", defaults={"url": settings.CHAIN_RPC_URL})
+    return created
+
+
+def counter_increment(*, metric: str, key: str, day: date | None = None, by: int = 1) -> None:
+    """Add to a daily counter with one conditional UPDATE; the row is created on first use.
+    Two processes creating the same row at once: the loser's INSERT fails on the unique
+    constraint and it retries the UPDATE, so no hit is lost."""
+    day = day or timezone.now().date()
+    key = key[:120]
+    for _ in range(2):
+        if DailyCounter.objects.filter(day=day, metric=metric, key=key).update(count=F("count") + by):
+            return
+        try:
+            with transaction.atomic():
+                DailyCounter.objects.create(day=day, metric=metric, key=key, count=by)
+            return
+        except IntegrityError:
+            continue
+
+
+def heartbeat_record(*, name: str = "celery-worker") -> WorkerHeartbeat:
+    beat, _ = WorkerHeartbeat.objects.update_or_create(
+        name=name, defaults={"beat_at": timezone.now(), "hostname": socket.gethostname()}
+    )
+    return beat
+
+
+@transaction.atomic
+def sku_set_status(*, sku_ids: list[int], status: str) -> int:
+    return Sku.objects.filter(id__in=sku_ids).update(status=status, updated_at=timezone.now())
