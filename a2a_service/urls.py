@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path
-from catalog.api.openapi import OpenApiDocumentView
 
 from agents.api import AgentChatView, AgentHubChatView, AgentHubView, AgentView
+from catalog.api.openapi import OpenApiDocumentView
 from sessions_app.api import SessionCallView, SessionStatusView
 from webhooks.api import WebhookRegisterView
 

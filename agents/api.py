@@ -31,20 +31,34 @@ def _chat(request: Request, agent: CatalogAgent | None) -> Response:
 class AgentView(ApiView):
     """/api/a2a/agents/{slug}: GET (and HEAD) status, POST chat."""
 
-    @extend_schema(tags=["agents"], summary="Catalog agent status", operation_id="agent_get",
-                   responses={200: s.AgentStatusOut, 404: s.ErrorOut})
+    @extend_schema(
+        tags=["agents"],
+        summary="Catalog agent status",
+        operation_id="agent_get",
+        responses={200: s.AgentStatusOut, 404: s.ErrorOut},
+    )
     def get(self, request: Request, slug: str) -> Response:
         return ok(selectors.agent_status(base_url(request), slug))
 
-    @extend_schema(tags=["agents"], summary="Chat with a catalog agent", operation_id="agent_post",
-                   request=ChatBody, responses=CHAT_RESPONSES)
+    @extend_schema(
+        tags=["agents"],
+        summary="Chat with a catalog agent",
+        operation_id="agent_post",
+        request=ChatBody,
+        responses=CHAT_RESPONSES,
+    )
     def post(self, request: Request, slug: str) -> Response:
         return _chat(request, selectors.catalog_agent(slug))
 
 
 class AgentChatView(ApiView):
-    @extend_schema(tags=["agents"], summary="Chat with a catalog agent", operation_id="agent_chat",
-                   request=ChatBody, responses=CHAT_RESPONSES)
+    @extend_schema(
+        tags=["agents"],
+        summary="Chat with a catalog agent",
+        operation_id="agent_chat",
+        request=ChatBody,
+        responses=CHAT_RESPONSES,
+    )
     def post(self, request: Request, slug: str) -> Response:
         return _chat(request, selectors.catalog_agent(slug))
 
@@ -54,13 +68,22 @@ class AgentHubView(ApiView):
 
     http_method_names = ["get", "post", "head", "options"]
 
-    @extend_schema(tags=["marketplace"], summary="Agent hub status", operation_id="agenthub_get",
-                   responses={200: s.AgentHubStatusOut})
+    @extend_schema(
+        tags=["marketplace"],
+        summary="Agent hub status",
+        operation_id="agenthub_get",
+        responses={200: s.AgentHubStatusOut},
+    )
     def get(self, request: Request) -> Response:
         return ok(selectors.agenthub_status(base_url(request)))
 
-    @extend_schema(tags=["marketplace"], summary="Chat through the agent hub", operation_id="agenthub_post",
-                   request=ChatBody, responses=CHAT_RESPONSES)
+    @extend_schema(
+        tags=["marketplace"],
+        summary="Chat through the agent hub",
+        operation_id="agenthub_post",
+        request=ChatBody,
+        responses=CHAT_RESPONSES,
+    )
     def post(self, request: Request) -> Response:
         return _chat(request, None)
 
@@ -73,7 +96,8 @@ class AgentHubChatView(AgentHubView):
 
     http_method_names = ["post", "head", "options"]
 
-    @extend_schema(tags=["marketplace"], summary="Chat through the agent hub", request=ChatBody,
-                   responses=CHAT_RESPONSES)
+    @extend_schema(
+        tags=["marketplace"], summary="Chat through the agent hub", request=ChatBody, responses=CHAT_RESPONSES
+    )
     def post(self, request: Request) -> Response:
         return _chat(request, None)

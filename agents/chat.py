@@ -9,7 +9,25 @@ from catalog.api import schemas as s
 from catalog.models import CatalogAgent, Sku
 
 WORD = re.compile(r"[a-z0-9]+")
-STOP = {"the", "a", "an", "and", "or", "of", "to", "for", "me", "i", "is", "what", "how", "my", "on", "in", "with"}
+STOP = {
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "of",
+    "to",
+    "for",
+    "me",
+    "i",
+    "is",
+    "what",
+    "how",
+    "my",
+    "on",
+    "in",
+    "with",
+}
 
 
 def _words(text: str) -> set[str]:

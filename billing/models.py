@@ -14,7 +14,9 @@ class BillingSettings(models.Model):
         default=True, help_text="debit X-API-Key calls from the prepaid credit balance"
     )
     min_deposit_atomic = models.PositiveBigIntegerField(default=10_000, help_text="smallest deposit credited")
-    bundle_atomic = models.PositiveBigIntegerField(default=5_000_000, help_text="deposit size that earns the bonus")
+    bundle_atomic = models.PositiveBigIntegerField(
+        default=5_000_000, help_text="deposit size that earns the bonus"
+    )
     bonus_pct = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("10.00"))
     updated_at = models.DateTimeField(auto_now=True)
 

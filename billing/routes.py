@@ -13,9 +13,15 @@ class PaymentRoute:
 
 
 ROUTES: dict[str, PaymentRoute] = {
-    "x402": PaymentRoute("x402", "GET a paid /api/a2a/x402/ path, pay the 402 challenge in USDC, retry with the proof"),
-    "credits": PaymentRoute("credits", "register a wallet, deposit USDC to the treasury, call with X-API-Key"),
-    "sessions": PaymentRoute("sessions", "buy a session pack by x402, call /api/a2a/session/call/{sku} with the token"),
+    "x402": PaymentRoute(
+        "x402", "GET a paid /api/a2a/x402/ path, pay the 402 challenge in USDC, retry with the proof"
+    ),
+    "credits": PaymentRoute(
+        "credits", "register a wallet, deposit USDC to the treasury, call with X-API-Key"
+    ),
+    "sessions": PaymentRoute(
+        "sessions", "buy a session pack by x402, call /api/a2a/session/call/{sku} with the token"
+    ),
 }
 
 # Routes whose handlers are wired in this build. A route module adds its name when it

@@ -74,7 +74,9 @@ def sales_window(*, days: int | None) -> dict:
 
 def revenue_atomic_since(*, hours: int) -> int:
     since = timezone.now() - timedelta(hours=hours)
-    agg = Payment.objects.filter(state=Payment.State.SETTLED, settled_at__gte=since).aggregate(s=Sum("amount_atomic"))
+    agg = Payment.objects.filter(state=Payment.State.SETTLED, settled_at__gte=since).aggregate(
+        s=Sum("amount_atomic")
+    )
     return agg["s"] or 0
 
 

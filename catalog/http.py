@@ -11,7 +11,13 @@ from django.conf import settings
 _session = requests.Session()
 
 
-def outbound_request(method: str, url: str, *, timeout: float | None = None, **kwargs: Any) -> requests.Response:
+def outbound_request(
+    method: str, url: str, *, timeout: float | None = None, **kwargs: Any
+) -> requests.Response:
     return _session.request(
-        method, url, timeout=timeout or settings.OUTBOUND_HTTP_TIMEOUT_SECONDS, allow_redirects=False, **kwargs
+        method,
+        url,
+        timeout=timeout or settings.OUTBOUND_HTTP_TIMEOUT_SECONDS,
+        allow_redirects=False,
+        **kwargs,
     )

@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
-from billing.models import BillingSettings, Payment, WhaleTier
+from billing.models import BillingSettings, WhaleTier
 from billing.routes import route_available, routes_state
 from billing.selectors import payment_counts, revenue_atomic_since, sales_by_sku, sales_window
 from catalog.api import schemas as s
@@ -195,19 +195,31 @@ def topup_steps(base: str, billing: BillingSettings) -> list[s.TopupStepOut]:
 
 
 def topup_examples(base: str) -> list[s.TopupExampleOut]:
-    prices = {x.sku: x.price_usdc for x in Sku.objects.filter(sku__in=["news_unlock", "sentiment", "telemetry_detail"])}
+    prices = {
+        x.sku: x.price_usdc
+        for x in Sku.objects.filter(sku__in=["news_unlock", "sentiment", "telemetry_detail"])
+    }
     return [
         s.TopupExampleOut(
-            name="news unlock", method="POST", url=absolute(base, "/api/a2a/news/{news_id}/unlock"),
-            price_usdc_hint=prices.get("news_unlock", 0.0), header_required="X-API-Key",
+            name="news unlock",
+            method="POST",
+            url=absolute(base, "/api/a2a/news/{news_id}/unlock"),
+            price_usdc_hint=prices.get("news_unlock", 0.0),
+            header_required="X-API-Key",
         ),
         s.TopupExampleOut(
-            name="sentiment", method="GET", url=absolute(base, "/api/a2a/sentiment"),
-            price_usdc_hint=prices.get("sentiment", 0.0), header_required="X-API-Key",
+            name="sentiment",
+            method="GET",
+            url=absolute(base, "/api/a2a/sentiment"),
+            price_usdc_hint=prices.get("sentiment", 0.0),
+            header_required="X-API-Key",
         ),
         s.TopupExampleOut(
-            name="telemetry detail", method="GET", url=absolute(base, "/api/a2a/telemetry/detail"),
-            price_usdc_hint=prices.get("telemetry_detail", 0.0), header_required="X-API-Key",
+            name="telemetry detail",
+            method="GET",
+            url=absolute(base, "/api/a2a/telemetry/detail"),
+            price_usdc_hint=prices.get("telemetry_detail", 0.0),
+            header_required="X-API-Key",
         ),
     ]
 
@@ -340,7 +352,9 @@ def agent_card(base: str) -> s.AgentCardOut:
         name=SERVICE_NAME,
         description=POSITIONING,
         supportedInterfaces=[
-            s.AgentInterfaceOut(url=absolute(base, "/api/a2a/agenthub"), protocolBinding="HTTP+JSON", protocolVersion="1.0")
+            s.AgentInterfaceOut(
+                url=absolute(base, "/api/a2a/agenthub"), protocolBinding="HTTP+JSON", protocolVersion="1.0"
+            )
         ],
         provider=s.AgentProviderOut(organization=SERVICE_NAME, url=base),
         version=SERVICE_VERSION,
@@ -397,13 +411,19 @@ def catalog_agent_out(base: str, agent: CatalogAgent) -> s.CatalogAgentOut:
 
 def partner_out(p: PartnerAgent) -> s.PartnerAgentOut:
     return s.PartnerAgentOut(
-        slug=p.slug, name=p.name, description=p.description, url=p.url,
-        agent_card_url=p.agent_card_url or None, skills=list(p.skills),
+        slug=p.slug,
+        name=p.name,
+        description=p.description,
+        url=p.url,
+        agent_card_url=p.agent_card_url or None,
+        skills=list(p.skills),
     )
 
 
 def federated_agents(base: str) -> s.FederatedAgentsOut:
-    local = [catalog_agent_out(base, a) for a in CatalogAgent.objects.filter(enabled=True).prefetch_related("skus")]
+    local = [
+        catalog_agent_out(base, a) for a in CatalogAgent.objects.filter(enabled=True).prefetch_related("skus")
+    ]
     partners = [partner_out(p) for p in PartnerAgent.objects.filter(enabled=True)]
     return s.FederatedAgentsOut(local_agents=local, partner_agents=partners, count=len(local) + len(partners))
 
@@ -457,7 +477,11 @@ def marketplace_capabilities() -> list[s.MarketplaceCapabilityOut]:
     for name, sku_name in MARKETPLACE_CAPABILITIES.items():
         sku = skus.get(sku_name) if sku_name else None
         available = True if sku_name is None else bool(sku and sku.is_live and sku_name in built)
-        out.append(s.MarketplaceCapabilityOut(name=name, paid=sku_name is not None, sku=sku_name, available=available))
+        out.append(
+            s.MarketplaceCapabilityOut(
+                name=name, paid=sku_name is not None, sku=sku_name, available=available
+            )
+        )
     return out
 
 
@@ -467,7 +491,11 @@ def marketplace_health(base: str) -> s.MarketplaceHealthOut:
         status="ok" if all(c.available for c in caps if not c.paid) else "degraded",
         capabilities=caps,
         registration_targets=[
-            {"slug": i.slug, "name": i.name, "url": absolute(base, i.docs_path) if i.docs_path.startswith("/") else i.docs_path}
+            {
+                "slug": i.slug,
+                "name": i.name,
+                "url": absolute(base, i.docs_path) if i.docs_path.startswith("/") else i.docs_path,
+            }
             for i in Integration.objects.filter(enabled=True, registration_target=True)
         ],
         execute=absolute(base, "/api/a2a/marketplace/execute"),
@@ -510,8 +538,9 @@ def m2m_discovery(base: str) -> s.M2MDiscoveryOut:
                 "url": absolute(base, path),
                 "header": "X-API-Key",
                 "price_usdc": price if billing.credit_billing_enabled else 0.0,
-                "note": "debited from credits" if billing.credit_billing_enabled else "free with a valid key "
-                "(credit billing is off)",
+                "note": "debited from credits"
+                if billing.credit_billing_enabled
+                else "free with a valid key (credit billing is off)",
             }
         )
     packs = Sku.objects.filter(family="session")
@@ -522,7 +551,9 @@ def m2m_discovery(base: str) -> s.M2MDiscoveryOut:
         free_endpoints=[absolute(base, p) for p in FREE_DISCOVERY_PATHS],
         credit_endpoints=credit_endpoints,
         session={
-            "packs": [{"sku": p.sku, "path": absolute(base, p.path), "price_usdc": p.price_usdc} for p in packs],
+            "packs": [
+                {"sku": p.sku, "path": absolute(base, p.path), "price_usdc": p.price_usdc} for p in packs
+            ],
             "status": absolute(base, "/api/a2a/session/status?token={token}"),
             "call": absolute(base, "/api/a2a/session/call/{sku}"),
             "header": "X-Session-Token",
@@ -558,15 +589,23 @@ FREE_DISCOVERY_PATHS = [
 
 def live_desk_out(x: Sku) -> s.LiveDeskOut:
     return s.LiveDeskOut(
-        sku=x.sku, path=x.path, headline=x.headline, price_usdc=x.price_usdc, tier=x.tier or None,
-        product_type=x.product_type, session_callable=x.session_callable, available=sku_available(x),
+        sku=x.sku,
+        path=x.path,
+        headline=x.headline,
+        price_usdc=x.price_usdc,
+        tier=x.tier or None,
+        product_type=x.product_type,
+        session_callable=x.session_callable,
+        available=sku_available(x),
         free_teaser=x.free_teaser or None,
     )
 
 
 def live_desks(base: str) -> s.LiveDesksOut:
     desks = [live_desk_out(x) for x in Sku.objects.live().filter(family__in=["trading", "risk"])]
-    return s.LiveDesksOut(desks=desks, count=len(desks), session_pack=absolute(base, "/api/a2a/x402/session/desk-pack"))
+    return s.LiveDesksOut(
+        desks=desks, count=len(desks), session_pack=absolute(base, "/api/a2a/x402/session/desk-pack")
+    )
 
 
 def revenue_discovery(base: str) -> s.RevenueDiscoveryOut:
@@ -578,7 +617,13 @@ def revenue_discovery(base: str) -> s.RevenueDiscoveryOut:
             "sku": signal.sku if signal else None,
             "path": absolute(base, signal.path) if signal else None,
             "price_usdc": signal.price_usdc if signal else None,
-            "events": ["copy_signal", "regime_attestation", "prediction_alert", "pair_arb_alert", "risk_exit_alert"],
+            "events": [
+                "copy_signal",
+                "regime_attestation",
+                "prediction_alert",
+                "pair_arb_alert",
+                "risk_exit_alert",
+            ],
             "outcome_pricing": absolute(base, "/api/a2a/x402/webhooks/outcome-pricing"),
             "register": absolute(base, "/api/a2a/account/webhooks/register"),
         },
@@ -597,7 +642,10 @@ def revenue_discovery(base: str) -> s.RevenueDiscoveryOut:
 def integrations(base: str) -> s.IntegrationsOut:
     items = [
         s.IntegrationOut(
-            slug=i.slug, name=i.name, category=i.category, description=i.description,
+            slug=i.slug,
+            name=i.name,
+            category=i.category,
+            description=i.description,
             url=absolute(base, i.docs_path) if i.docs_path.startswith("/") else i.docs_path,
             registration_target=i.registration_target,
         )
@@ -609,7 +657,10 @@ def integrations(base: str) -> s.IntegrationsOut:
 def packs(base: str) -> s.PacksOut:
     items = [
         s.PackSummaryOut(
-            pack_id=p.pack_id, name=p.name, framework=p.framework, description=p.description,
+            pack_id=p.pack_id,
+            name=p.name,
+            framework=p.framework,
+            description=p.description,
             skill_md=absolute(base, f"/api/a2a/discovery/agent-frameworks/{p.pack_id}"),
         )
         for p in AgentFrameworkPack.objects.filter(enabled=True)
@@ -627,7 +678,9 @@ def pack_skill_md(base: str, pack_id: str) -> str:
 
 
 def editorial_out(p: EditorialPiece) -> s.EditorialOut:
-    return s.EditorialOut(id=p.id, kind=p.kind, title=p.title, summary=p.summary, published_at=iso(p.published_at))
+    return s.EditorialOut(
+        id=p.id, kind=p.kind, title=p.title, summary=p.summary, published_at=iso(p.published_at)
+    )
 
 
 def case_study(base: str) -> s.CaseStudyOut:
@@ -640,7 +693,9 @@ def case_study(base: str) -> s.CaseStudyOut:
 
 
 def roadmap(base: str) -> s.RoadmapOut:
-    items = [editorial_out(p) for p in EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.ROADMAP)]
+    items = [
+        editorial_out(p) for p in EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.ROADMAP)
+    ]
     return s.RoadmapOut(items=items, count=len(items))
 
 
@@ -672,10 +727,16 @@ def erc8004_agent_card(base: str) -> s.Erc8004AgentCardOut:
         description=POSITIONING,
         image="",
         endpoints=[
-            s.Erc8004EndpointOut(name="A2A", endpoint=absolute(base, "/.well-known/agent.json"), version="1.0"),
+            s.Erc8004EndpointOut(
+                name="A2A", endpoint=absolute(base, "/.well-known/agent.json"), version="1.0"
+            ),
             s.Erc8004EndpointOut(name="MCP", endpoint=absolute(base, "/api/a2a/mcp/catalog")),
-            s.Erc8004EndpointOut(name="OpenAPI", endpoint=absolute(base, "/api/a2a/openapi.json"), version="3.1.0"),
-            s.Erc8004EndpointOut(name="agentWallet", endpoint=f"eip155:{settings.CHAIN_ID}:{settings.TREASURY_ADDRESS}"),
+            s.Erc8004EndpointOut(
+                name="OpenAPI", endpoint=absolute(base, "/api/a2a/openapi.json"), version="3.1.0"
+            ),
+            s.Erc8004EndpointOut(
+                name="agentWallet", endpoint=f"eip155:{settings.CHAIN_ID}:{settings.TREASURY_ADDRESS}"
+            ),
         ],
         registrations=registrations,
         supportedTrust=["reputation"],
@@ -700,28 +761,48 @@ def mcp_catalog(base: str) -> s.McpCatalogOut:
 
     tools = [
         s.McpToolOut(
-            name="strategies", description="Trading modules, live or scout (free).",
-            inputSchema={"type": "object", "properties": {}}, paid=False, price_usdc=None,
+            name="strategies",
+            description="Trading modules, live or scout (free).",
+            inputSchema={"type": "object", "properties": {}},
+            paid=False,
+            price_usdc=None,
             http={"method": "GET", "url": absolute(base, "/api/mcp/strategies")},
         ),
         s.McpToolOut(
-            name="regime", description="Current market regime (free).",
-            inputSchema={"type": "object", "properties": {}}, paid=False, price_usdc=None,
+            name="regime",
+            description="Current market regime (free).",
+            inputSchema={"type": "object", "properties": {}},
+            paid=False,
+            price_usdc=None,
             http={"method": "GET", "url": absolute(base, "/api/mcp/regime")},
         ),
         s.McpToolOut(
-            name="news_catalog", description="News teasers with unlock prices (free).",
-            inputSchema={"type": "object", "properties": {"limit": {"type": "integer"}, "category": {"type": "string"}}},
-            paid=False, price_usdc=None, http={"method": "GET", "url": absolute(base, "/api/a2a/news/catalog")},
+            name="news_catalog",
+            description="News teasers with unlock prices (free).",
+            inputSchema={
+                "type": "object",
+                "properties": {"limit": {"type": "integer"}, "category": {"type": "string"}},
+            },
+            paid=False,
+            price_usdc=None,
+            http={"method": "GET", "url": absolute(base, "/api/a2a/news/catalog")},
         ),
     ]
     for x in live_skus():
         product = product_get(x.sku)
-        schema = product.params.model_json_schema() if product and product.params else {"type": "object", "properties": {}}
+        schema = (
+            product.params.model_json_schema()
+            if product and product.params
+            else {"type": "object", "properties": {}}
+        )
         tools.append(
             s.McpToolOut(
-                name=x.sku, description=f"{x.headline} ({x.price_usdc} USDC)", inputSchema=schema,
-                paid=True, price_usdc=x.price_usdc, http={"method": "GET", "url": absolute(base, x.path)},
+                name=x.sku,
+                description=f"{x.headline} ({x.price_usdc} USDC)",
+                inputSchema=schema,
+                paid=True,
+                price_usdc=x.price_usdc,
+                http={"method": "GET", "url": absolute(base, x.path)},
             )
         )
     return s.McpCatalogOut(tools=tools, count=len(tools))
@@ -734,7 +815,9 @@ def index_routes(base: str) -> s.IndexRoutesOut:
         agents.append(
             s.IndexRouteAgentOut(
                 agent=agent.slug,
-                routes=[{"sku": x.sku, "path": absolute(base, x.path), "price_usdc": x.price_usdc} for x in skus],
+                routes=[
+                    {"sku": x.sku, "path": absolute(base, x.path), "price_usdc": x.price_usdc} for x in skus
+                ],
                 hero_skus=[x.sku for x in skus if x.hero],
             )
         )
@@ -745,7 +828,10 @@ def conversion(base: str) -> s.ConversionOut:
     days = 30
     since = timezone.now().date() - timedelta(days=days - 1)
     hits = dict(
-        DailyCounter.objects.filter(day__gte=since).values_list("metric").annotate(n=Sum("count")).values_list("metric", "n")
+        DailyCounter.objects.filter(day__gte=since)
+        .values_list("metric")
+        .annotate(n=Sum("count"))
+        .values_list("metric", "n")
     )
     counts = payment_counts(days=days)
     challenges = int(hits.get("challenge", 0))
@@ -806,8 +892,12 @@ def pricing_surge(base: str) -> s.SurgeOut:
         regime_as_of=iso(regime.computed_at) if regime else None,
         skus=[
             s.SurgeSkuOut(
-                sku=x.sku, price_usdc=x.price_usdc, price_usdc_base=x.price_base_usdc,
-                surge_multiplier=round(x.price_atomic / x.price_base_atomic, 4) if x.price_base_atomic else 1.0,
+                sku=x.sku,
+                price_usdc=x.price_usdc,
+                price_usdc_base=x.price_base_usdc,
+                surge_multiplier=round(x.price_atomic / x.price_base_atomic, 4)
+                if x.price_base_atomic
+                else 1.0,
             )
             for x in live_skus()
         ],
@@ -818,8 +908,10 @@ def whale_catalog(base: str) -> s.WhaleCatalogOut:
     return s.WhaleCatalogOut(
         tiers=[
             s.WhaleTierOut(
-                name=t.name, min_balance_usdc=usdc_from_atomic(t.min_balance_atomic),
-                bonus_pct=float(t.bonus_pct), perks=[str(p) for p in t.perks],
+                name=t.name,
+                min_balance_usdc=usdc_from_atomic(t.min_balance_atomic),
+                bonus_pct=float(t.bonus_pct),
+                perks=[str(p) for p in t.perks],
             )
             for t in WhaleTier.objects.all()
         ],
@@ -881,7 +973,9 @@ def rpc_index(base: str) -> s.RpcIndexOut:
     since = timezone.now() - timedelta(hours=24)
     entries = []
     for ep in RpcEndpoint.objects.filter(enabled=True):
-        probes = list(RpcProbe.objects.filter(endpoint=ep, probed_at__gte=since).order_by("-probed_at")[:2000])
+        probes = list(
+            RpcProbe.objects.filter(endpoint=ep, probed_at__gte=since).order_by("-probed_at")[:2000]
+        )
         ok = [p for p in probes if p.ok and p.latency_ms is not None]
         last = probes[0] if probes else None
         entries.append(
@@ -896,14 +990,22 @@ def rpc_index(base: str) -> s.RpcIndexOut:
                 last_probed_at=iso(last.probed_at) if last else None,
             )
         )
-    ranked = sorted((e for e in entries if e.median_latency_ms_24h is not None), key=lambda e: e.median_latency_ms_24h)
+    ranked = sorted(
+        (e for e in entries if e.median_latency_ms_24h is not None), key=lambda e: e.median_latency_ms_24h
+    )
     return s.RpcIndexOut(endpoints=entries, ranking=[e.name for e in ranked])
 
 
 def _desk_score(desk: str, pnls: list[float]) -> s.DeskScoreOut:
     if not pnls:
         return s.DeskScoreOut(
-            desk=desk, trades=0, wins=0, losses=0, win_rate=None, expectancy_pct=None, max_drawdown_pct=None,
+            desk=desk,
+            trades=0,
+            wins=0,
+            losses=0,
+            win_rate=None,
+            expectancy_pct=None,
+            max_drawdown_pct=None,
             kill_state="no_data",
         )
     wins = sum(1 for p in pnls if p > 0)
@@ -975,8 +1077,12 @@ def strategies(base: str) -> s.StrategiesOut:
     return s.StrategiesOut(
         strategies=[
             s.StrategyOut(
-                slug=m.slug, name=m.name, description=m.description, mode=m.mode,
-                sku=m.sku.sku if m.sku else None, paid_path=absolute(base, m.sku.path) if m.sku else None,
+                slug=m.slug,
+                name=m.name,
+                description=m.description,
+                mode=m.mode,
+                sku=m.sku.sku if m.sku else None,
+                paid_path=absolute(base, m.sku.path) if m.sku else None,
             )
             for m in mods
         ],
@@ -993,7 +1099,10 @@ def regime(base: str) -> s.RegimeOut:
     if snap is None:
         return s.RegimeOut(regime="unknown", confidence=None, as_of=None, inputs={}, gate="unknown")
     return s.RegimeOut(
-        regime=snap.regime, confidence=snap.confidence, as_of=iso(snap.computed_at), inputs=dict(snap.inputs),
+        regime=snap.regime,
+        confidence=snap.confidence,
+        as_of=iso(snap.computed_at),
+        inputs=dict(snap.inputs),
         gate=REGIME_GATES.get(snap.regime, "unknown"),
     )
 
@@ -1042,7 +1151,9 @@ def equity_catalog(base: str, *, limit: int) -> s.EquityCatalogOut:
     from catalog.models.news import DEFAULT_NEWS_PRICE_ATOMIC
 
     return s.EquityCatalogOut(
-        items=[s.EquityItemOut(**news_item_out(base, i), source=i.source, category=i.category) for i in items],
+        items=[
+            s.EquityItemOut(**news_item_out(base, i), source=i.source, category=i.category) for i in items
+        ],
         count=len(items),
         unlock_price_usdc=usdc_from_atomic(DEFAULT_NEWS_PRICE_ATOMIC["equity"]),
         digest_x402=absolute(base, "/api/a2a/x402/equity/news/digest"),
@@ -1063,9 +1174,15 @@ def market_agent_news(base: str, *, limit: int) -> s.MarketAgentNewsOut:
 def prediction_market_out(m: PredictionMarket) -> s.PredictionMarketOut:
     yes = _f(m.yes_price)
     return s.PredictionMarketOut(
-        venue=m.venue, id=m.external_id, question=m.question, category=m.category, yes_price=yes,
-        no_price=round(1 - yes, 6) if yes is not None else None, volume_usd=_f(m.volume_usd),
-        closes_at=iso(m.closes_at), url=m.url,
+        venue=m.venue,
+        id=m.external_id,
+        question=m.question,
+        category=m.category,
+        yes_price=yes,
+        no_price=round(1 - yes, 6) if yes is not None else None,
+        volume_usd=_f(m.volume_usd),
+        closes_at=iso(m.closes_at),
+        url=m.url,
     )
 
 
@@ -1078,14 +1195,18 @@ def predictionvenue_catalog(base: str, *, limit: int) -> s.PredictionVenueCatalo
         Q(closes_at__isnull=True) | Q(closes_at__gte=timezone.now())
     )
     markets = [prediction_market_out(m) for m in qs.order_by("closes_at", "id")[:limit]]
-    return s.PredictionVenueCatalogOut(venue=PREDICTION_VENUE, markets=markets, count=len(markets), paid=prediction_paid())
+    return s.PredictionVenueCatalogOut(
+        venue=PREDICTION_VENUE, markets=markets, count=len(markets), paid=prediction_paid()
+    )
 
 
 def prediction_catalog(base: str, *, limit: int, venue: str | None) -> s.PredictionCatalogOut:
     qs = PredictionMarket.objects.all()
     if venue:
         qs = qs.filter(venue=venue)
-    venues = dict(PredictionMarket.objects.values_list("venue").annotate(n=Count("id")).values_list("venue", "n"))
+    venues = dict(
+        PredictionMarket.objects.values_list("venue").annotate(n=Count("id")).values_list("venue", "n")
+    )
     markets = [prediction_market_out(m) for m in qs.order_by("-volume_usd", "id")[:limit]]
     return s.PredictionCatalogOut(venues=venues, markets=markets, count=len(markets), paid=prediction_paid())
 
@@ -1095,8 +1216,14 @@ def exchange_markets(base: str) -> s.ExchangeMarketsOut:
     return s.ExchangeMarketsOut(
         markets=[
             s.ExchangeMarketOut(
-                exchange=m.exchange, symbol=m.symbol, base=m.base, quote=m.quote, last_price=_f(m.last_price),
-                volume_24h_usd=_f(m.volume_24h_usd), spread_bps=_f(m.spread_bps), updated_at=iso(m.updated_at) or "",
+                exchange=m.exchange,
+                symbol=m.symbol,
+                base=m.base,
+                quote=m.quote,
+                last_price=_f(m.last_price),
+                volume_24h_usd=_f(m.volume_24h_usd),
+                spread_bps=_f(m.spread_bps),
+                updated_at=iso(m.updated_at) or "",
             )
             for m in rows
         ],
@@ -1110,8 +1237,13 @@ def tokenized_watchlist(base: str) -> s.TokenizedWatchlistOut:
     return s.TokenizedWatchlistOut(
         watchlist=[
             s.TokenizedAssetOut(
-                symbol=a.symbol, name=a.name, venue=a.venue, underlying=a.underlying, last_price=_f(a.last_price),
-                change_24h_pct=_f(a.change_24h_pct), updated_at=iso(a.updated_at) or "",
+                symbol=a.symbol,
+                name=a.name,
+                venue=a.venue,
+                underlying=a.underlying,
+                last_price=_f(a.last_price),
+                change_24h_pct=_f(a.change_24h_pct),
+                updated_at=iso(a.updated_at) or "",
             )
             for a in assets
         ],
@@ -1266,7 +1398,9 @@ def program_health(base: str) -> s.ProgramHealthOut:
             age = (timezone.now() - beat.beat_at).total_seconds()
             stale = age > 3 * settings.WORKER_HEARTBEAT_SECONDS
             worker = s.WorkerHealth(
-                status="stale" if stale else "ok", last_beat_at=iso(beat.beat_at), age_seconds=round(age, 1),
+                status="stale" if stale else "ok",
+                last_beat_at=iso(beat.beat_at),
+                age_seconds=round(age, 1),
                 detail=beat.hostname,
             )
     except Exception as exc:
@@ -1285,14 +1419,20 @@ def program_health(base: str) -> s.ProgramHealthOut:
             "disabled": Sku.objects.exclude(status=Sku.Status.LIVE).count(),
             "products_built": Sku.objects.filter(sku__in=built).count(),
         }
-        agents = {"catalog": CatalogAgent.objects.filter(enabled=True).count(),
-                  "partners": PartnerAgent.objects.filter(enabled=True).count()}
+        agents = {
+            "catalog": CatalogAgent.objects.filter(enabled=True).count(),
+            "partners": PartnerAgent.objects.filter(enabled=True).count(),
+        }
         venues = [
             {"venue": v["venue"], "markets": v["n"], "updated_at": iso(v["latest"])}
-            for v in PredictionMarket.objects.values("venue").annotate(n=Count("id"), latest=Max("updated_at"))
+            for v in PredictionMarket.objects.values("venue").annotate(
+                n=Count("id"), latest=Max("updated_at")
+            )
         ] + [
             {"venue": v["exchange"], "markets": v["n"], "updated_at": iso(v["latest"])}
-            for v in ExchangeMarket.objects.values("exchange").annotate(n=Count("id"), latest=Max("updated_at"))
+            for v in ExchangeMarket.objects.values("exchange").annotate(
+                n=Count("id"), latest=Max("updated_at")
+            )
         ]
     except Exception:
         catalogs, skus, agents, venues = {}, {}, {}, []
@@ -1309,5 +1449,3 @@ def program_health(base: str) -> s.ProgramHealthOut:
         agents=agents,
         venue_adapters=venues,
     )
-
-

@@ -27,7 +27,6 @@ from catalog.seed.content import AGENTS, INTEGRATIONS, PACKS, TEASER_CREDIT_PATH
 from catalog.seed.packs import skill_md
 from catalog.seed.skus import SKU_TABLE
 
-
 WHALE_TIERS = [
     ("dolphin", "25", "2", ["priority support"]),
     ("whale", "100", "5", ["priority support", "whale token for batched calls"]),
@@ -85,7 +84,12 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
         created["teasers"] += was_created
 
     for order, spec in enumerate(AGENTS):
-        values = {"name": spec["name"], "description": spec["description"], "skills": spec["skills"], "sort_order": order}
+        values = {
+            "name": spec["name"],
+            "description": spec["description"],
+            "skills": spec["skills"],
+            "sort_order": order,
+        }
         manager = CatalogAgent.objects.update_or_create if reset else CatalogAgent.objects.get_or_create
         agent, was_created = manager(slug=spec["slug"], defaults=values)
         if was_created or reset:
@@ -99,7 +103,9 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
             "description": description,
             "skill_md": skill_md(pack_id, name, framework),
         }
-        manager = AgentFrameworkPack.objects.update_or_create if reset else AgentFrameworkPack.objects.get_or_create
+        manager = (
+            AgentFrameworkPack.objects.update_or_create if reset else AgentFrameworkPack.objects.get_or_create
+        )
         _, was_created = manager(pack_id=pack_id, defaults=values)
         created["packs"] += was_created
 
@@ -120,7 +126,8 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
     BillingSettings.load()
     for name, min_usdc, bonus, perks in WHALE_TIERS:
         WhaleTier.objects.get_or_create(
-            name=name, defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks}
+            name=name,
+            defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks},
         )
 
     # The chain this deployment settles on is the first RPC endpoint the index probes.

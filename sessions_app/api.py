@@ -47,12 +47,21 @@ class SessionCallView(ApiView):
         operation_id="session_call",
         parameters=[
             OpenApiParameter("X-Session-Token", str, OpenApiParameter.HEADER, required=False),
-            OpenApiParameter("token", str, OpenApiParameter.QUERY, required=False,
-                             description="session token, if not sent as X-Session-Token"),
+            OpenApiParameter(
+                "token",
+                str,
+                OpenApiParameter.QUERY,
+                required=False,
+                description="session token, if not sent as X-Session-Token",
+            ),
         ],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the SKU's payload"),
-            401: s.ErrorOut, 402: s.ErrorOut, 403: s.ErrorOut, 404: s.ErrorOut, 422: s.HTTPValidationError,
+            401: s.ErrorOut,
+            402: s.ErrorOut,
+            403: s.ErrorOut,
+            404: s.ErrorOut,
+            422: s.HTTPValidationError,
             503: s.ProductUnavailableOut,
         },
     )
@@ -61,5 +70,7 @@ class SessionCallView(ApiView):
             raise NotFound(f"unknown SKU {sku!r}")
         token = request.headers.get("X-Session-Token") or request.query_params.get("token") or ""
         if not token:
-            raise Unauthorized("a session token is required (X-Session-Token header or token query)", extra=BUY_HINT)
+            raise Unauthorized(
+                "a session token is required (X-Session-Token header or token query)", extra=BUY_HINT
+            )
         session_by_token(token)

@@ -22,8 +22,12 @@ class WebhookRegisterView(ApiView):
         operation_id="account_webhooks_register",
         request=A2aWebhookRegisterBody,
         parameters=[API_KEY_HEADER],
-        responses={201: OpenApiResponse({"type": "object"}), 401: s.UnauthorizedOut, 422: s.HTTPValidationError,
-                   503: s.ProductUnavailableOut},
+        responses={
+            201: OpenApiResponse({"type": "object"}),
+            401: s.UnauthorizedOut,
+            422: s.HTTPValidationError,
+            503: s.ProductUnavailableOut,
+        },
     )
     def post(self, request: Request) -> Response:
         api_key_account(request)

@@ -11,7 +11,7 @@ from catalog.api.errors import Unauthorized
 REGISTER_HINT = {
     "register_endpoint": "/api/a2a/account/register",
     "header": "X-API-Key",
-    "instructions": "POST /api/a2a/account/register with {\"wallet_address\": \"0x...\"} to get an API key, deposit "
+    "instructions": 'POST /api/a2a/account/register with {"wallet_address": "0x..."} to get an API key, deposit '
     "USDC to the treasury (see /api/a2a/account/topup-info), then send the key in the X-API-Key header.",
 }
 

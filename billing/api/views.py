@@ -21,7 +21,11 @@ from catalog.models import Sku
 from catalog.products.registry import ProductCall, product_get
 
 API_KEY_HEADER = OpenApiParameter(
-    "X-API-Key", str, OpenApiParameter.HEADER, required=False, description="API key from /api/a2a/account/register"
+    "X-API-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="API key from /api/a2a/account/register",
 )
 
 
@@ -75,10 +79,20 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         "(PAYMENT-REQUIRED header, x402 v2; JSON body, x402 v1). Retry with PAYMENT-SIGNATURE or X-PAYMENT.",
         parameters=[
             *(query_parameters(params) if params else []),
-            OpenApiParameter("PAYMENT-SIGNATURE", str, OpenApiParameter.HEADER, required=False,
-                             description="x402 v2 payment payload, base64 JSON"),
-            OpenApiParameter("X-PAYMENT", str, OpenApiParameter.HEADER, required=False,
-                             description="x402 v1 payment payload, base64 JSON"),
+            OpenApiParameter(
+                "PAYMENT-SIGNATURE",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="x402 v2 payment payload, base64 JSON",
+            ),
+            OpenApiParameter(
+                "X-PAYMENT",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="x402 v1 payment payload, base64 JSON",
+            ),
         ],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
@@ -89,7 +103,9 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         },
     )
     return type(
-        f"X402{sku_name.title().replace('_', '')}View", (X402PaidView,), {"sku_name": sku_name, "get": schema(get)}
+        f"X402{sku_name.title().replace('_', '')}View",
+        (X402PaidView,),
+        {"sku_name": sku_name, "get": schema(get)},
     )
 
 
@@ -123,7 +139,9 @@ def _news_id(raw: str) -> int:
             ["path", "news_id"], "Input should be a valid integer", "int_parsing"
         ) from None
     if value < 1:
-        raise RequestValidationError.single(["path", "news_id"], "Input should be greater than 0", "greater_than")
+        raise RequestValidationError.single(
+            ["path", "news_id"], "Input should be greater than 0", "greater_than"
+        )
     return value
 
 
@@ -152,7 +170,9 @@ def credit_view(
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
             401: s.UnauthorizedOut,
-            402: OpenApiResponse({"type": "object"}, description="not enough credit: balance, price, top-up steps"),
+            402: OpenApiResponse(
+                {"type": "object"}, description="not enough credit: balance, price, top-up steps"
+            ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,
             503: s.ProductUnavailableOut,
@@ -177,8 +197,12 @@ class AccountRegisterView(ApiView):
         summary="Register a wallet for prepaid credits",
         operation_id="account_register",
         request=A2aRegisterBody,
-        responses={201: OpenApiResponse({"type": "object"}), 409: s.ErrorOut, 422: s.HTTPValidationError,
-                   503: s.ProductUnavailableOut},
+        responses={
+            201: OpenApiResponse({"type": "object"}),
+            409: s.ErrorOut,
+            422: s.HTTPValidationError,
+            503: s.ProductUnavailableOut,
+        },
     )
     def post(self, request: Request) -> Response:
         parse_body(request, A2aRegisterBody)

@@ -41,15 +41,21 @@ class A2aRegisterBody(Body):
 
 
 class A2aWebhookRegisterBody(Body):
-    url: Annotated[str, Field(min_length=8, max_length=500, pattern=r"^https?://", description="receiver URL")]
+    url: Annotated[
+        str, Field(min_length=8, max_length=500, pattern=r"^https?://", description="receiver URL")
+    ]
     events: Annotated[list[WebhookEvent], Field(min_length=1, max_length=6)]
     description: Annotated[str | None, Field(max_length=200)] = None
 
 
 class A2aDelegationActivateBody(Body):
-    strategy: Annotated[str, Field(min_length=1, max_length=64, description="trading module slug (mcp/strategies)")]
+    strategy: Annotated[
+        str, Field(min_length=1, max_length=64, description="trading module slug (mcp/strategies)")
+    ]
     max_notional_usdc: Annotated[float, Field(gt=0, le=10_000_000)]
-    venues: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(min_length=1, max_length=10)]
+    venues: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=64)]], Field(min_length=1, max_length=10)
+    ]
     expires_in_hours: Annotated[int, Field(ge=1, le=720)] = 24
 
 

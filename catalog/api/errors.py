@@ -25,7 +25,9 @@ class ApiError(Exception):
     status_code = 400
     code = "error"
 
-    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None):
+    def __init__(
+        self, detail: str, *, extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+    ):
         super().__init__(detail)
         self.detail = detail
         self.extra = extra or {}
@@ -118,12 +120,20 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(err.body(), status=422)
     if isinstance(exc, drf_exceptions.ParseError):
         return Response(
-            {"detail": [{"loc": ["body"], "msg": f"JSON decode error: {exc.detail}", "type": "json_invalid"}]},
+            {
+                "detail": [
+                    {"loc": ["body"], "msg": f"JSON decode error: {exc.detail}", "type": "json_invalid"}
+                ]
+            },
             status=422,
         )
     if isinstance(exc, drf_exceptions.UnsupportedMediaType):
         return Response(
-            {"detail": [{"loc": ["body"], "msg": "request body must be application/json", "type": "content_type"}]},
+            {
+                "detail": [
+                    {"loc": ["body"], "msg": "request body must be application/json", "type": "content_type"}
+                ]
+            },
             status=422,
         )
     if isinstance(exc, drf_exceptions.ValidationError):
@@ -132,7 +142,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         wait = math.ceil(exc.wait or 1)
         headers["Retry-After"] = str(wait)
         return Response(
-            {"detail": f"rate limit exceeded; retry in {wait} s", "code": "rate_limited", "retry_after": wait},
+            {
+                "detail": f"rate limit exceeded; retry in {wait} s",
+                "code": "rate_limited",
+                "retry_after": wait,
+            },
             status=429,
             headers=headers,
         )

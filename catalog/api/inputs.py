@@ -40,7 +40,9 @@ class Limit24Query(QueryModel):
 
 class NewsCatalogQuery(QueryModel):
     limit: int = Limit(40)
-    category: Annotated[str, Field(max_length=32, description="general, equity or crypto; empty for all")] = ""
+    category: Annotated[str, Field(max_length=32, description="general, equity or crypto; empty for all")] = (
+        ""
+    )
 
 
 class PredictionCatalogQuery(QueryModel):
@@ -63,7 +65,9 @@ def parse_query(request: Request, model: type[M]) -> M:
 def parse_body(request: Request, model: type[M]) -> M:
     data = request.data  # DRF raises ParseError on broken JSON -> 422 json_invalid
     if not isinstance(data, dict):
-        raise RequestValidationError.single(["body"], "request body must be a JSON object", "model_attributes_type")
+        raise RequestValidationError.single(
+            ["body"], "request body must be a JSON object", "model_attributes_type"
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -82,7 +86,9 @@ def query_parameters(model: type[BaseModel]) -> list[OpenApiParameter]:
         if "anyOf" in prop:  # Optional[X]: document X, nullable
             inner = [p for p in prop["anyOf"] if p.get("type") != "null"][0]
             prop = {**inner, **{k: v for k, v in prop.items() if k != "anyOf"}}
-        param_schema = {k: prop[k] for k in ("type", "minimum", "maximum", "maxLength", "minLength") if k in prop}
+        param_schema = {
+            k: prop[k] for k in ("type", "minimum", "maximum", "maxLength", "minLength") if k in prop
+        }
         if "default" in prop and prop["default"] is not None:
             param_schema["default"] = prop["default"]
         params.append(

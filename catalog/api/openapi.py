@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from drf_spectacular.renderers import OpenApiJsonRenderer
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from drf_spectacular.views import SpectacularJSONAPIView
 
@@ -30,13 +31,23 @@ def postprocess_schema(result: dict[str, Any], generator: Any, request: Any, pub
             "tags": copy.deepcopy(source.get("tags", [])),
             "responses": {"200": {"description": "available; no body"}},
         }
+        for status, resp in source.get("responses", {}).items():
+            if not status.startswith("2"):  # a HEAD answer carries the GET's status, never a body
+                head["responses"][status] = {"description": resp.get("description") or status}
         if "parameters" in source:
             head["parameters"] = [p for p in copy.deepcopy(source["parameters"]) if p.get("in") == "path"]
         item["head"] = head
     return result
 
 
+class OpenApiJson(OpenApiJsonRenderer):
+    # Integrators fetch it as plain JSON (the interface: every response is application/json).
+    media_type = "application/json"
+
+
 class OpenApiDocumentView(SpectacularJSONAPIView):
+    renderer_classes = [OpenApiJson]
+
     @extend_schema(
         tags=["discovery"],
         summary="OpenAPI 3.1 description of this interface",

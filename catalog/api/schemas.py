@@ -337,7 +337,9 @@ class DeskScoreOut(Out):
     losses: int
     win_rate: float | None = Field(description="wins / trades; null with no closed trades")
     expectancy_pct: float | None = Field(description="mean pnl per closed trade, percent")
-    max_drawdown_pct: float | None = Field(description="largest peak-to-trough of the cumulative pnl, percent")
+    max_drawdown_pct: float | None = Field(
+        description="largest peak-to-trough of the cumulative pnl, percent"
+    )
     kill_state: Literal["no_data", "active", "killed"]
 
 
@@ -551,7 +553,9 @@ class IndexRoutesOut(Out):
 class ConversionOut(Out):
     window_days: int
     generated_at: str
-    hits: dict[str, int] = Field(description="free endpoint hits, teaser views and 402 challenges in the window")
+    hits: dict[str, int] = Field(
+        description="free endpoint hits, teaser views and 402 challenges in the window"
+    )
     payment_attempts: int
     sales: int
     challenge_to_sale_pct: float | None

@@ -127,13 +127,18 @@ class SpreadSnapshotIngestView(ApiView):
         from django.utils import timezone
 
         token = request.headers.get("X-Ingest-Token", "")
-        if not settings.INGEST_TOKEN or not secrets.compare_digest(token.encode(), settings.INGEST_TOKEN.encode()):
+        if not settings.INGEST_TOKEN or not secrets.compare_digest(
+            token.encode(), settings.INGEST_TOKEN.encode()
+        ):
             raise Unauthorized("missing or wrong X-Ingest-Token")
         body = parse_body(request, SpreadSnapshotIngest)
         with transaction.atomic():
             rows = SpreadSnapshot.objects.bulk_create(
                 SpreadSnapshot(
-                    symbol=r.symbol, venue_a=r.venue_a, venue_b=r.venue_b, spread_bps=round(r.spread_bps, 3),
+                    symbol=r.symbol,
+                    venue_a=r.venue_a,
+                    venue_b=r.venue_b,
+                    spread_bps=round(r.spread_bps, 3),
                     captured_at=r.captured_at or timezone.now(),
                 )
                 for r in body.readings

@@ -12,9 +12,15 @@ class Teaser(models.Model):
     name = models.SlugField(max_length=64, unique=True)
     title = models.CharField(max_length=200)
     summary = models.TextField()
-    sku = models.ForeignKey("catalog.Sku", null=True, blank=True, on_delete=models.SET_NULL, related_name="teasers")
-    credit_path = models.CharField(max_length=200, blank=True, help_text="X-API-Key route, for teasers without an x402 SKU")
-    highlights = models.JSONField(default=list, blank=True, help_text="list of short strings: what the paid product holds")
+    sku = models.ForeignKey(
+        "catalog.Sku", null=True, blank=True, on_delete=models.SET_NULL, related_name="teasers"
+    )
+    credit_path = models.CharField(
+        max_length=200, blank=True, help_text="X-API-Key route, for teasers without an x402 SKU"
+    )
+    highlights = models.JSONField(
+        default=list, blank=True, help_text="list of short strings: what the paid product holds"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -62,7 +68,9 @@ class Integration(models.Model):
     name = models.CharField(max_length=120)
     category = models.CharField(max_length=64)
     description = models.TextField()
-    docs_path = models.CharField(max_length=300, blank=True, help_text="path (on this service) or URL to read")
+    docs_path = models.CharField(
+        max_length=300, blank=True, help_text="path (on this service) or URL to read"
+    )
     registration_target = models.BooleanField(
         default=False, help_text="an external marketplace or registry the service lists itself on"
     )

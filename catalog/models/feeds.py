@@ -22,6 +22,9 @@ class ExchangeMarket(models.Model):
         ordering = ["-volume_24h_usd", "symbol"]
         constraints = [models.UniqueConstraint(fields=["exchange", "symbol"], name="exchange_market_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.exchange}:{self.symbol}"
+
 
 class TokenizedAsset(models.Model):
     symbol = models.CharField(max_length=40, unique=True)
@@ -35,6 +38,9 @@ class TokenizedAsset(models.Model):
 
     class Meta:
         ordering = ["symbol"]
+
+    def __str__(self) -> str:
+        return self.symbol
 
 
 class PredictionMarket(models.Model):
@@ -50,7 +56,12 @@ class PredictionMarket(models.Model):
 
     class Meta:
         ordering = ["closes_at", "id"]
-        constraints = [models.UniqueConstraint(fields=["venue", "external_id"], name="prediction_market_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["venue", "external_id"], name="prediction_market_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.venue}: {self.question[:60]}"
 
 
 class TelemetryNode(models.Model):
@@ -65,6 +76,9 @@ class TelemetryNode(models.Model):
     class Meta:
         ordering = ["node_id"]
 
+    def __str__(self) -> str:
+        return self.node_id
+
 
 class RegimeSnapshot(models.Model):
     regime = models.CharField(max_length=32)
@@ -75,6 +89,9 @@ class RegimeSnapshot(models.Model):
     class Meta:
         ordering = ["-computed_at"]
         get_latest_by = "computed_at"
+
+    def __str__(self) -> str:
+        return f"{self.regime} @ {self.computed_at:%Y-%m-%d %H:%M}"
 
 
 class DeskSignal(models.Model):
@@ -97,6 +114,9 @@ class DeskSignal(models.Model):
     class Meta:
         ordering = ["-opened_at"]
 
+    def __str__(self) -> str:
+        return f"{self.desk} {self.side} {self.symbol}"
+
 
 class TradingModule(models.Model):
     class Mode(models.TextChoices):
@@ -111,6 +131,9 @@ class TradingModule(models.Model):
 
     class Meta:
         ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
 
 
 class RpcEndpoint(models.Model):
@@ -137,6 +160,9 @@ class RpcProbe(models.Model):
     class Meta:
         ordering = ["-probed_at"]
 
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} {'ok' if self.ok else 'fail'} {self.probed_at:%H:%M:%S}"
+
 
 class SpreadSnapshot(models.Model):
     """A structural spread reading pushed by the internal ingest endpoint."""
@@ -150,3 +176,6 @@ class SpreadSnapshot(models.Model):
 
     class Meta:
         ordering = ["-captured_at"]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} {self.venue_a}/{self.venue_b} {self.spread_bps} bps"

@@ -18,7 +18,9 @@ class NewsItem(models.Model):
     title = models.CharField(max_length=400)
     teaser = models.TextField(help_text="free teaser text (may equal the title)")
     body = models.TextField(help_text="full text, sold by unlock")
-    category = models.CharField(max_length=16, choices=Category.choices, default=Category.GENERAL, db_index=True)
+    category = models.CharField(
+        max_length=16, choices=Category.choices, default=Category.GENERAL, db_index=True
+    )
     source = models.CharField(max_length=120, blank=True)
     url = models.URLField(max_length=500, blank=True)
     market_group = models.CharField(

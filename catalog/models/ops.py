@@ -10,6 +10,9 @@ class WorkerHeartbeat(models.Model):
     hostname = models.CharField(max_length=200, blank=True)
     beat_at = models.DateTimeField()
 
+    def __str__(self) -> str:
+        return f"{self.name} {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
 
 class DailyCounter(models.Model):
     """Per-day hit counters (free endpoint hits, teaser views, payment challenges):
@@ -23,3 +26,6 @@ class DailyCounter(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["day", "metric", "key"], name="daily_counter_unique")]
         indexes = [models.Index(fields=["metric", "day"])]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.metric} {self.key}: {self.count}"

@@ -36,8 +36,12 @@ class Sku(models.Model):
     headline = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     family = models.CharField(max_length=32, db_index=True, help_text="news, brief, prediction, trading, ...")
-    env_price = models.CharField(max_length=80, help_text="name of the environment setting that seeds the price")
-    price_base_atomic = models.PositiveBigIntegerField(help_text="list (default) price in atomic USDC (6 decimals)")
+    env_price = models.CharField(
+        max_length=80, help_text="name of the environment setting that seeds the price"
+    )
+    price_base_atomic = models.PositiveBigIntegerField(
+        help_text="list (default) price in atomic USDC (6 decimals)"
+    )
     price_atomic = models.PositiveBigIntegerField(help_text="current price in atomic USDC (6 decimals)")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.LIVE, db_index=True)
     marketplace_paid = models.BooleanField(default=False)
@@ -45,7 +49,9 @@ class Sku(models.Model):
     hero = models.BooleanField(default=False)
     free_teaser = models.CharField(max_length=200, blank=True, help_text="path of the free teaser")
     intel_only = models.BooleanField(default=False)
-    product_type = models.CharField(max_length=32, choices=ProductType.choices, default=ProductType.LIVE_INTEL)
+    product_type = models.CharField(
+        max_length=32, choices=ProductType.choices, default=ProductType.LIVE_INTEL
+    )
     session_callable = models.BooleanField(default=False, help_text="may be called with a prepaid session")
     client_bundle = models.BooleanField(default=False, help_text="part of the curated client bundle")
     sort_order = models.PositiveIntegerField(default=100)

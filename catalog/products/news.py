@@ -8,9 +8,9 @@ from pydantic import Field
 
 from catalog.api.errors import NotFound
 from catalog.api.inputs import QueryModel
+from catalog.formats import naive_utc
 from catalog.models import NewsItem
 from catalog.products.registry import ProductCall, ProductFailed, register
-from catalog.formats import naive_utc
 
 DIGEST_WINDOW = timedelta(hours=24)
 DIGEST_MAX_ITEMS = 60
@@ -57,7 +57,13 @@ def _digest(categories: list[str] | None, title: str) -> dict[str, Any]:
     sections: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         sections.setdefault(item.category, []).append(
-            {"id": item.id, "title": item.title, "teaser": item.teaser, "source": item.source, "url": item.url}
+            {
+                "id": item.id,
+                "title": item.title,
+                "teaser": item.teaser,
+                "source": item.source,
+                "url": item.url,
+            }
         )
     return {
         "title": title,

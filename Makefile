@@ -1,0 +1,50 @@
+# The two commands: `make run` (the whole local stack) and `make test` (the whole suite).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export PORT
+
+.PHONY: run test install migrate seed lint check-migrations bench clean help
+
+help:
+	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
+	@echo "make test   - install, lint, check migrations, run the whole test suite"
+	@echo "make bench  - benchmark side by side with a reference and print ratios"
+
+# Install the pinned dependency tree into .venv; redone when the pins change.
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	@mkdir -p .run
+	$(PY) manage.py migrate --noinput -v 1
+
+seed: migrate
+	$(PY) manage.py seed_catalog
+
+run: seed
+	$(PY) manage.py collectstatic --noinput -v 0
+	$(PY) -m a2a_service.devstack
+
+lint: install
+	$(PY) -m ruff check .
+
+check-migrations: install
+	$(PY) manage.py makemigrations --check --dry-run --settings=a2a_service.settings.test
+
+test: lint check-migrations
+	$(PY) -m pytest
+
+bench: install
+	$(PY) -m a2a_service.bench
+
+clean:
+	rm -rf .run

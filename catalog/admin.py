@@ -1,0 +1,219 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from catalog.models import (
+    AgentFrameworkPack,
+    CatalogAgent,
+    DailyCounter,
+    DeskSignal,
+    EditorialPiece,
+    ExchangeMarket,
+    Integration,
+    NewsItem,
+    PartnerAgent,
+    PredictionMarket,
+    RegimeSnapshot,
+    RpcEndpoint,
+    RpcProbe,
+    Sku,
+    SpreadSnapshot,
+    Teaser,
+    TelemetryNode,
+    TokenizedAsset,
+    TradingModule,
+    WorkerHeartbeat,
+)
+from catalog.money import ATOMIC_PER_USDC, atomic_from_usdc
+from catalog.services import sku_set_status
+
+
+class UsdcPriceForm(forms.ModelForm):
+    """Staff type prices in USDC (0.08); the database keeps atomic units (80000)."""
+
+    price_usdc = forms.DecimalField(
+        label="price (USDC)",
+        max_digits=14,
+        decimal_places=6,
+        min_value=Decimal("0"),
+        help_text="what the very next request charges",
+    )
+    price_fields: tuple[str, str] = ("price_usdc", "price_atomic")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        form_field, model_field = self.price_fields
+        if self.instance and self.instance.pk and getattr(self.instance, model_field) is not None:
+            self.fields[form_field].initial = Decimal(getattr(self.instance, model_field)) / ATOMIC_PER_USDC
+
+    def save(self, commit: bool = True):
+        form_field, model_field = self.price_fields
+        setattr(self.instance, model_field, atomic_from_usdc(self.cleaned_data[form_field]))
+        return super().save(commit=commit)
+
+
+class SkuAdminForm(UsdcPriceForm):
+    class Meta:
+        model = Sku
+        exclude = ["price_atomic"]
+
+
+@admin.register(Sku)
+class SkuAdmin(admin.ModelAdmin):
+    form = SkuAdminForm
+    list_display = ["sku", "path", "price_display", "status", "tier", "hero", "family", "session_callable"]
+    list_filter = ["status", "tier", "hero", "family", "product_type", "session_callable", "intel_only"]
+    search_fields = ["sku", "path", "headline"]
+    actions = ["enable_skus", "disable_skus"]
+    readonly_fields = ["created_at", "updated_at"]
+
+    @admin.display(description="price (USDC)", ordering="price_atomic")
+    def price_display(self, obj: Sku) -> str:
+        return f"{obj.price_usdc:g}"
+
+    @admin.action(description="Enable selected SKUs (live_x402)")
+    def enable_skus(self, request: HttpRequest, queryset: QuerySet[Sku]) -> None:
+        n = sku_set_status(sku_ids=list(queryset.values_list("id", flat=True)), status=Sku.Status.LIVE)
+        self.message_user(request, f"{n} SKU(s) enabled", messages.SUCCESS)
+
+    @admin.action(description="Disable selected SKUs")
+    def disable_skus(self, request: HttpRequest, queryset: QuerySet[Sku]) -> None:
+        n = sku_set_status(sku_ids=list(queryset.values_list("id", flat=True)), status=Sku.Status.DISABLED)
+        self.message_user(request, f"{n} SKU(s) disabled", messages.SUCCESS)
+
+
+class NewsItemForm(UsdcPriceForm):
+    price_usdc = forms.DecimalField(
+        label="unlock price (USDC)",
+        max_digits=14,
+        decimal_places=6,
+        min_value=Decimal("0"),
+        required=False,
+        help_text="empty: the category's default (0.18 equity/general, 0.1 crypto)",
+    )
+
+    class Meta:
+        model = NewsItem
+        exclude = ["price_atomic"]
+
+    def save(self, commit: bool = True):
+        if self.cleaned_data.get("price_usdc") is None:
+            self.instance.price_atomic = None  # the model applies the category default
+            return forms.ModelForm.save(self, commit=commit)
+        return super().save(commit=commit)
+
+
+@admin.register(NewsItem)
+class NewsItemAdmin(admin.ModelAdmin):
+    form = NewsItemForm
+    list_display = ["id", "title", "category", "source", "market_group", "price_usdc", "ingested_at"]
+    list_filter = ["category", "source", "market_group"]
+    search_fields = ["title", "teaser", "body", "source"]
+    date_hierarchy = "ingested_at"
+
+
+@admin.register(Teaser)
+class TeaserAdmin(admin.ModelAdmin):
+    list_display = ["name", "title", "sku", "credit_path", "updated_at"]
+    search_fields = ["name", "title", "summary"]
+    list_filter = ["sku__family"]
+    autocomplete_fields = ["sku"]
+
+
+@admin.register(CatalogAgent)
+class CatalogAgentAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "enabled", "sort_order"]
+    list_filter = ["enabled"]
+    search_fields = ["slug", "name", "description"]
+    filter_horizontal = ["skus"]
+
+
+@admin.register(AgentFrameworkPack)
+class AgentFrameworkPackAdmin(admin.ModelAdmin):
+    list_display = ["pack_id", "name", "framework", "enabled", "updated_at"]
+    list_filter = ["enabled", "framework"]
+    search_fields = ["pack_id", "name", "skill_md"]
+
+
+@admin.register(Integration)
+class IntegrationAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "category", "registration_target", "enabled"]
+    list_filter = ["category", "registration_target", "enabled"]
+    search_fields = ["slug", "name", "description"]
+
+
+@admin.register(PartnerAgent)
+class PartnerAgentAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "url", "enabled", "added_at"]
+    list_filter = ["enabled"]
+    search_fields = ["slug", "name", "description", "url"]
+
+
+@admin.register(EditorialPiece)
+class EditorialPieceAdmin(admin.ModelAdmin):
+    list_display = ["title", "kind", "published_at", "author", "updated_at"]
+    list_filter = ["kind", ("published_at", admin.EmptyFieldListFilter)]
+    search_fields = ["title", "summary", "body"]
+    date_hierarchy = "created_at"
+    readonly_fields = ["author", "created_at", "updated_at"]
+    actions = ["publish_now", "unpublish"]
+
+    def save_model(self, request: HttpRequest, obj: EditorialPiece, form, change: bool) -> None:
+        if obj.author_id is None:
+            obj.author = request.user
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Publish now")
+    def publish_now(self, request: HttpRequest, queryset: QuerySet[EditorialPiece]) -> None:
+        n = queryset.update(published_at=timezone.now())
+        self.message_user(request, f"{n} piece(s) published", messages.SUCCESS)
+
+    @admin.action(description="Unpublish (back to draft)")
+    def unpublish(self, request: HttpRequest, queryset: QuerySet[EditorialPiece]) -> None:
+        n = queryset.update(published_at=None)
+        self.message_user(request, f"{n} piece(s) unpublished", messages.SUCCESS)
+
+
+@admin.register(TradingModule)
+class TradingModuleAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "mode", "sku"]
+    list_filter = ["mode"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(RpcEndpoint)
+class RpcEndpointAdmin(admin.ModelAdmin):
+    list_display = ["name", "url", "affiliate_url", "enabled"]
+    list_filter = ["enabled"]
+    search_fields = ["name", "url"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Ingested or computed rows: staff read them; feeds and tasks write them."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+for model, fields in [
+    (ExchangeMarket, ["exchange", "symbol", "last_price", "volume_24h_usd", "updated_at"]),
+    (TokenizedAsset, ["symbol", "name", "venue", "on_watchlist", "last_price", "updated_at"]),
+    (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at"]),
+    (TelemetryNode, ["node_id", "region", "country", "online", "latency_ms", "last_seen_at"]),
+    (RegimeSnapshot, ["regime", "confidence", "computed_at"]),
+    (DeskSignal, ["desk", "symbol", "side", "pnl_pct", "opened_at", "closed_at"]),
+    (RpcProbe, ["endpoint", "ok", "latency_ms", "block_number", "probed_at"]),
+    (SpreadSnapshot, ["symbol", "venue_a", "venue_b", "spread_bps", "captured_at"]),
+    (DailyCounter, ["day", "metric", "key", "count"]),
+    (WorkerHeartbeat, ["name", "hostname", "beat_at"]),
+]:
+    admin.site.register(model, type(f"{model.__name__}Admin", (ReadOnlyAdmin,), {"list_display": fields}))

@@ -1,0 +1,158 @@
+"""Error shapes, HEAD/405, and paid routes that are not wired yet answering 503 with
+nothing charged."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing.models import Payment
+from catalog.models import NewsItem, SpreadSnapshot
+
+pytestmark = pytest.mark.django_db
+
+
+def test_unknown_path_and_unsupported_method_answer_json(api):
+    resp = api.get("/api/a2a/does-not-exist")
+    assert resp.status_code == 404 and resp["Content-Type"] == "application/json"
+    resp = api.delete("/api/a2a/discovery/storefront")
+    assert resp.status_code == 405 and resp.json()["code"] == "method_not_allowed"
+    resp = api.get("/api/a2a/agenthub/chat")
+    assert resp.status_code == 405
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/a2a/agenthub/status",
+        "/api/a2a/agenthub",
+        "/api/a2a/agenthub/chat",
+        "/api/a2a/agenthub/",
+        "/api/a2a/agents/news/status",
+        "/api/a2a/agents/news",
+    ],
+)
+def test_head_answers_where_the_document_lists_it(api, path):
+    resp = api.head(path)
+    assert resp.status_code == 200
+    assert resp.content == b""
+
+
+def test_malformed_json_and_wrong_body_are_422(api):
+    resp = api.post("/api/a2a/agenthub/chat", data="{not json", content_type="application/json")
+    assert resp.status_code == 422
+    assert resp.json()["detail"][0]["type"] == "json_invalid"
+    resp = api.post("/api/a2a/agenthub/chat", data=[1, 2], format="json")
+    assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["body"]
+    resp = api.post("/api/a2a/agenthub/chat", {"message": ""}, format="json")
+    assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["body", "message"]
+    resp = api.post("/api/a2a/account/register", {"wallet_address": "0x123"}, format="json")
+    assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["body", "wallet_address"]
+    resp = api.post(
+        "/api/a2a/agenthub/chat", data="message=hi", content_type="application/x-www-form-urlencoded"
+    )
+    assert resp.status_code == 422
+
+
+def test_session_status_token_validation(api):
+    assert api.get("/api/a2a/session/status", {"token": "short"}).status_code == 422
+    resp = api.get("/api/a2a/session/status", {"token": "x" * 40})
+    assert resp.status_code == 404 and resp.json()["buy"]
+    assert api.get("/api/a2a/session/call/no_such_sku").status_code == 404
+    assert api.get("/api/a2a/session/call/morning_brief").status_code == 401
+
+
+def test_credit_routes_need_a_key_and_say_how_to_register(api):
+    resp = api.get("/api/a2a/sentiment")
+    assert resp.status_code == 401
+    body = resp.json()
+    assert body["register_endpoint"] == "/api/a2a/account/register" and body["header"] == "X-API-Key"
+    assert api.get("/api/a2a/sentiment", HTTP_X_API_KEY="a2a_nope").status_code == 401
+    assert api.post("/api/a2a/news/1/unlock", HTTP_X_API_KEY="a2a_nope").status_code == 401
+
+
+def test_x402_paths_validate_before_anything_and_never_charge_while_unavailable(api):
+    resp = api.get("/api/a2a/x402/news/unlock")
+    assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["query", "news_id"]
+    assert api.get("/api/a2a/x402/news/unlock", {"news_id": "abc"}).status_code == 422
+    assert api.get("/api/a2a/x402/news/unlock", {"news_id": 999999}).status_code == 404
+    item = NewsItem.objects.create(title="t", teaser="t", body="b", category="crypto")
+    resp = api.get("/api/a2a/x402/news/unlock", {"news_id": item.id})
+    assert resp.status_code == 503 and resp.json()["charged"] is False
+    resp = api.get("/api/a2a/x402/trading/grid-range-desk")  # product not built yet
+    assert resp.status_code == 503 and resp.json()["code"] == "product_unavailable"
+    assert Payment.objects.count() == 0
+
+
+def test_monetization_status_says_which_routes_are_wired(api):
+    routes = {
+        r["name"]: r["available"] for r in api.get("/api/a2a/monetization/status").json()["payment_routes"]
+    }
+    from billing.routes import route_available
+
+    assert routes == {name: route_available(name) for name in ("x402", "credits", "sessions")}
+
+
+def test_spread_snapshot_ingest_needs_the_token_and_stores_rows(api, settings):
+    body = {"readings": [{"symbol": "BTC/USDT", "venue_a": "a", "venue_b": "b", "spread_bps": 12.5}]}
+    assert api.post("/api/a2a/internal/spread-snapshot", body, format="json").status_code == 401
+    assert (
+        api.post(
+            "/api/a2a/internal/spread-snapshot", body, format="json", HTTP_X_INGEST_TOKEN="wrong"
+        ).status_code
+        == 401
+    )
+    resp = api.post(
+        "/api/a2a/internal/spread-snapshot", body, format="json", HTTP_X_INGEST_TOKEN=settings.INGEST_TOKEN
+    )
+    assert resp.status_code == 201 and resp.json()["accepted"] == 1
+    assert SpreadSnapshot.objects.get().spread_bps == 12.5
+    resp = api.post(
+        "/api/a2a/internal/spread-snapshot",
+        {"readings": []},
+        format="json",
+        HTTP_X_INGEST_TOKEN=settings.INGEST_TOKEN,
+    )
+    assert resp.status_code == 422
+
+
+def test_marketplace_execute_runs_free_capabilities_and_refuses_paid_without_charge(api):
+    resp = api.post("/api/a2a/marketplace/execute", {"capability": "news_catalog"}, format="json")
+    assert resp.status_code == 200 and resp.json()["result"]["teaser_only"] is True
+    resp = api.post("/api/a2a/marketplace/execute", {"capability": "sentiment"}, format="json")
+    assert resp.status_code == 503 and resp.json()["charged"] is False
+    assert api.post("/api/a2a/marketplace/execute", {"capability": "nope"}, format="json").status_code == 422
+
+
+def test_agent_chat_answers_from_the_catalog(api):
+    resp = api.post(
+        "/api/a2a/agents/prediction/chat", {"message": "top prediction markets today"}, format="json"
+    )
+    body = resp.json()
+    assert resp.status_code == 200 and body["agent"] == "prediction"
+    assert body["suggestions"][0]["sku"].startswith("prediction")
+    resp = api.post("/api/a2a/agenthub", {"message": "morning brief", "agent": "m2m-desk"}, format="json")
+    assert resp.json()["suggestions"][0]["sku"].startswith("morning_brief")
+    resp = api.post("/api/a2a/agenthub/chat", {"message": "hello", "agent": "nobody"}, format="json")
+    assert resp.status_code == 404
+
+
+def test_throttling_answers_429_with_retry_after(api, settings):
+    from rest_framework.settings import api_settings
+    from rest_framework.throttling import AnonRateThrottle
+
+    old = AnonRateThrottle.THROTTLE_RATES
+    AnonRateThrottle.THROTTLE_RATES = {**old, "anon": "2/min"}
+    try:
+        from django.core.cache import cache
+
+        cache.clear()
+        codes = [
+            api.get("/api/a2a/discovery/storefront", REMOTE_ADDR="10.9.9.9").status_code for _ in range(3)
+        ]
+        assert codes[:2] == [200, 200] and codes[2] == 429
+        resp = api.get("/api/a2a/discovery/storefront", REMOTE_ADDR="10.9.9.9")
+        assert int(resp["Retry-After"]) > 0 and resp.json()["code"] == "rate_limited"
+    finally:
+        AnonRateThrottle.THROTTLE_RATES = old
+        cache.clear()
+    assert api_settings

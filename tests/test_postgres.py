@@ -1,0 +1,87 @@
+"""PostgreSQL behaviour: concurrent counters and a real Celery worker on the shared database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+from django.utils import timezone
+
+from catalog.models import DailyCounter, WorkerHeartbeat
+from catalog.services import counter_increment
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_concurrent_counter_increments_lose_nothing():
+    threads, per_thread = 8, 25
+
+    def work() -> None:
+        try:
+            for _ in range(per_thread):
+                counter_increment(metric="hit", key="race")
+        finally:
+            connections.close_all()
+
+    pool = [threading.Thread(target=work) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    row = DailyCounter.objects.get(day=timezone.now().date(), metric="hit", key="race")
+    assert row.count == threads * per_thread
+
+
+def test_a_real_celery_worker_runs_the_heartbeat_task():
+    """The heartbeat in program/health is written by a worker process, through the broker."""
+    from a2a_service.celery import app
+
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "a2a_service.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    }
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "a2a_service",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--queues",
+            "heartbeat-test",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        app.send_task("catalog.tasks.worker_heartbeat", queue="heartbeat-test")
+        deadline = time.monotonic() + 60
+        while (
+            time.monotonic() < deadline and not WorkerHeartbeat.objects.filter(name="celery-worker").exists()
+        ):
+            time.sleep(0.3)
+        assert WorkerHeartbeat.objects.filter(name="celery-worker").exists()
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
