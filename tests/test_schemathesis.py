@@ -32,7 +32,16 @@ def no_server_error(ctx, response, case):
 
 @pytest.fixture(autouse=True)
 def _db(db):
-    """Each example runs inside the test transaction on the seeded catalog."""
+    """Each example runs inside the test transaction on the seeded catalog. Like Django's
+    test client, keep the request cycle from closing the connection that holds it."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @schema.parametrize()
