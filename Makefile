@@ -44,6 +44,7 @@ test: lint check-migrations
 	$(PY) -m pytest
 
 bench: install
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk)
 	$(PY) -m a2a_service.bench
 
 clean:

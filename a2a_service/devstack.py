@@ -95,9 +95,11 @@ def main() -> int:
                 break
         time.sleep(0.3)
 
+    # SIGTERM to each main process first: Celery and granian then shut their children
+    # down themselves (warm shutdown); the process group is killed only on a timeout.
     for proc in procs.values():
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
+            proc.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + 10
     for proc in procs.values():
         try:

@@ -19,6 +19,14 @@ from rest_framework.views import set_rollback
 logger = logging.getLogger(__name__)
 
 
+class SkipExpectedUnavailable(logging.Filter):
+    """django.request logs every 5xx as an error; a 503 for a product that is not available
+    is an answer we chose, not a fault, so it is not logged as one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "status_code", None) != 503
+
+
 class ApiError(Exception):
     """A domain error with its HTTP status. Subclasses name the situations."""
 

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import pytest
+from a2a.types import AgentCard
+from google.protobuf.json_format import ParseDict
+
+pytestmark = pytest.mark.django_db
+
+
+def test_agent_card_is_a_valid_a2a_card(api):
+    card = api.get("/.well-known/agent.json").json()
+    parsed = ParseDict(card, AgentCard())  # strict: unknown fields or wrong types raise
+    assert parsed.name and parsed.skills and parsed.supported_interfaces[0].url.endswith("/api/a2a/agenthub")
+    skill_ids = {s.id for s in parsed.skills}
+    assert {"news-catalog", "prediction-catalog", "session-packs"} <= skill_ids
+
+
+def test_erc8004_registration_file_points_at_real_endpoints(api):
+    card = api.get("/api/a2a/registry/erc8004/agent-card").json()
+    assert card["type"].endswith("#registration-v1")
+    for ep in card["endpoints"]:
+        if ep["endpoint"].startswith("http://testserver"):
+            assert api.get(ep["endpoint"].removeprefix("http://testserver")).status_code == 200, ep
+
+
+def test_manifest_and_mcp_catalog_list_every_live_sku(api):
+    manifest = api.get("/api/a2a/ai-agent.json").json()
+    assert len(manifest["skus"]) == 44
+    tools = api.get("/api/a2a/mcp/catalog").json()["tools"]
+    news = [t for t in tools if t["name"] == "news_unlock"][0]
+    assert news["inputSchema"]["required"] == ["news_id"] and news["price_usdc"] == 0.1
