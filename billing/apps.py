@@ -6,3 +6,9 @@ from django.apps import AppConfig
 class BillingConfig(AppConfig):
     name = "billing"
     verbose_name = "Billing"
+
+    def ready(self) -> None:
+        from billing.routes import route_mark_available
+
+        # The x402 mechanism (billing/api/views.py X402PaidView) is wired in this build.
+        route_mark_available("x402")

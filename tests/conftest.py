@@ -34,3 +34,40 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres" in item.keywords and engine != "django.db.backends.postgresql":
             item.add_marker(skip)
+
+
+# --- the local chain and a live server for end-to-end payments -------------------------------
+@pytest.fixture(scope="session")
+def chain():
+    """anvil (npm @foundry-rs/anvil) with the USDC stand-in at the Base USDC address."""
+    from types import SimpleNamespace
+
+    from django.conf import settings
+
+    from billing.chain.localchain import anvil_start, free_port, rpc_wait, stack_install, usdc_contract
+
+    port = free_port()
+    proc = anvil_start(port=port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        w3 = rpc_wait(url)
+        stack_install(w3, usdc_address=settings.USDC_ADDRESS)
+        yield SimpleNamespace(url=url, w3=w3, token=usdc_contract(w3, settings.USDC_ADDRESS), proc=proc)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def paid_stack(chain, live_server, settings, transactional_db):
+    """The service on a live server, its self-hosted facilitator settling on anvil."""
+    from types import SimpleNamespace
+
+    from billing.chain.localchain import FACILITATOR, dev_account
+    from catalog.services import catalog_seed
+
+    catalog_seed()  # transactional tests start from empty tables
+    settings.CHAIN_RPC_URL = chain.url
+    settings.FACILITATOR_URL = live_server.url + "/api/a2a/facilitator"
+    settings.FACILITATOR_PRIVATE_KEY = "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x")
+    return SimpleNamespace(url=live_server.url, chain=chain, treasury=settings.TREASURY_ADDRESS)

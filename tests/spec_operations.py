@@ -153,4 +153,11 @@ SPEC_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
 )
 
 # Operations this service adds to the document (each documented in the OpenAPI schema).
-ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset()
+ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        # the self-hosted x402 facilitator
+        ("GET", "/api/a2a/facilitator/supported"),
+        ("POST", "/api/a2a/facilitator/verify"),
+        ("POST", "/api/a2a/facilitator/settle"),
+    }
+)

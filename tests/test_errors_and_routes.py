@@ -70,14 +70,14 @@ def test_credit_routes_need_a_key_and_say_how_to_register(api):
     assert api.post("/api/a2a/news/1/unlock", HTTP_X_API_KEY="a2a_nope").status_code == 401
 
 
-def test_x402_paths_validate_before_anything_and_never_charge_while_unavailable(api):
+def test_x402_paths_validate_before_any_challenge_and_unbuilt_products_never_charge(api):
     resp = api.get("/api/a2a/x402/news/unlock")
     assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["query", "news_id"]
     assert api.get("/api/a2a/x402/news/unlock", {"news_id": "abc"}).status_code == 422
     assert api.get("/api/a2a/x402/news/unlock", {"news_id": 999999}).status_code == 404
     item = NewsItem.objects.create(title="t", teaser="t", body="b", category="crypto")
     resp = api.get("/api/a2a/x402/news/unlock", {"news_id": item.id})
-    assert resp.status_code == 503 and resp.json()["charged"] is False
+    assert resp.status_code == 402 and resp.json()["accepts"][0]["maxAmountRequired"] == "100000"
     resp = api.get("/api/a2a/x402/trading/grid-range-desk")  # product not built yet
     assert resp.status_code == 503 and resp.json()["code"] == "product_unavailable"
     assert Payment.objects.count() == 0

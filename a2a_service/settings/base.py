@@ -236,7 +236,11 @@ USDC_EIP712_VERSION = env("USDC_EIP712_VERSION", default="2")
 TREASURY_ADDRESS = env("TREASURY_ADDRESS", default="")
 CHAIN_RPC_URL = env("CHAIN_RPC_URL", default="http://127.0.0.1:8545")
 FACILITATOR_URL = env("FACILITATOR_URL", default="http://127.0.0.1:8000/api/a2a/facilitator").rstrip("/")
-FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=5.0)
+FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=20.0)
+# The self-hosted facilitator (mounted at /api/a2a/facilitator/) settles with this gas key;
+# empty: this deployment hosts no facilitator and FACILITATOR_URL points elsewhere.
+FACILITATOR_PRIVATE_KEY = env("FACILITATOR_PRIVATE_KEY", default="")
+FACILITATOR_SETTLE_TIMEOUT_SECONDS = env.float("FACILITATOR_SETTLE_TIMEOUT_SECONDS", default=15.0)
 X402_MAX_TIMEOUT_SECONDS = env.int("X402_MAX_TIMEOUT_SECONDS", default=120)
 # The agent-payment network rail exists but is disabled (interface: payment_alternatives).
 SKYFIRE_RAIL_ENABLED = env.bool("SKYFIRE_RAIL_ENABLED", default=False)

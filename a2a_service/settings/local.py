@@ -11,3 +11,7 @@ SECRET_KEY = env("SECRET_KEY", default="local-development-only-not-a-secret")
 # anvil's well-known development account #9 receives payments on the local chain.
 TREASURY_ADDRESS = env("TREASURY_ADDRESS", default="0xa0Ee7A142d267C1f36714E4a8F75612F20a79720")
 INGEST_TOKEN = env("INGEST_TOKEN", default="local-ingest-token")
+# anvil's development account #1 pays the self-hosted facilitator's gas on the local chain.
+FACILITATOR_PRIVATE_KEY = env(
+    "FACILITATOR_PRIVATE_KEY", default="0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+)

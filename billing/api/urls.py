@@ -8,6 +8,7 @@ from django.urls import path
 from pydantic import Field
 
 from billing.api.views import AccountRegisterView, credit_view, x402_view
+from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import A2aDelegationActivateBody, A2aDelegationFillBody, BrianTransactionRequest
 from catalog.api.inputs import Limit24Query, QueryModel
 from catalog.products.news import NewsUnlockParams
@@ -155,3 +156,10 @@ urlpatterns = (
         path("api/a2a/account/register", AccountRegisterView.as_view()),
     ]
 )
+
+# The self-hosted x402 facilitator (answers 503 where FACILITATOR_PRIVATE_KEY is not set).
+urlpatterns += [
+    path("api/a2a/facilitator/supported", FacilitatorSupportedView.as_view()),
+    path("api/a2a/facilitator/verify", FacilitatorVerifyView.as_view()),
+    path("api/a2a/facilitator/settle", FacilitatorSettleView.as_view()),
+]

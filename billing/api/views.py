@@ -5,20 +5,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
+from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
+from x402.http.utils import encode_payment_response_header
 
 from billing.api.auth import api_key_account
-from billing.routes import route_available
+from billing.services import ProofAlreadyUsed, payment_claim, payment_fail, payment_release, payment_settle
+from billing.x402.challenge import Challenge, challenge_body, challenge_build, challenge_header
+from billing.x402.facilitator_client import FacilitatorUnavailable, facilitator_settle, facilitator_verify
+from billing.x402.proof import (
+    PROOF_ALREADY_USED,
+    PaymentRejected,
+    Proof,
+    proof_check,
+    proof_decode,
+    proof_header,
+)
 from catalog.api import schemas as s
 from catalog.api.bodies import A2aRegisterBody
 from catalog.api.errors import NotFound, ProductUnavailable, RequestValidationError
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
 from catalog.api.views import ApiView, base_url
 from catalog.models import Sku
-from catalog.products.registry import ProductCall, product_get
+from catalog.products.registry import ProductCall, ProductFailed, product_get
 
 API_KEY_HEADER = OpenApiParameter(
     "X-API-Key",
@@ -51,20 +64,112 @@ def product_prepare(sku: Sku, request: Request, base: str) -> tuple[Any, Product
 
 
 class X402PaidView(ApiView):
-    """GET on /api/a2a/x402/<sku path>: HTTP 402 until paid."""
+    """GET on /api/a2a/x402/<sku path>: HTTP 402 until paid, then the product's content.
+
+    Order matters: inputs are validated and the product is checked before any payment is
+    looked at; the proof is checked locally, claimed in the database, verified by the
+    facilitator; the product runs; only then is the payment settled and the content sent."""
 
     sku_name: str = ""
     metric = "challenge"
 
     def get(self, request: Request) -> Response:
         sku = sku_on_sale(self.sku_name)
-        product_prepare(sku, request, base_url(request))
-        if not route_available("x402"):
-            raise ProductUnavailable(
-                "x402 payments are not accepted by this deployment yet; nothing was charged",
-                extra={"sku": sku.sku, "charged": False},
+        base = base_url(request)
+        product, call, price = product_prepare(sku, request, base)
+        challenge = challenge_build(
+            sku=sku.sku,
+            description=sku.headline,
+            price_atomic=price,
+            resource_url=request.build_absolute_uri(),
+        )
+        raw = proof_header(request)
+        if raw is None:
+            self.count_hit(sku.sku)
+            return payment_required(
+                challenge,
+                base,
+                "payment_required",
+                f"this resource costs {challenge.price_atomic} atomic USDC; pay it and retry",
             )
-        raise ProductUnavailable("unreachable", extra={"sku": sku.sku})
+        try:
+            proof = proof_check(proof_decode(raw), challenge)
+        except PaymentRejected as exc:
+            return payment_required(challenge, base, exc.reason, exc.message)
+        return x402_serve(sku=sku, product=product, call=call, challenge=challenge, proof=proof, base=base)
+
+
+def payment_required(challenge: Challenge, base: str, error: str, detail: str) -> Response:
+    return Response(
+        challenge_body(challenge, error=error, detail=detail, base=base),
+        status=402,
+        headers={PAYMENT_REQUIRED_HEADER: challenge_header(challenge, error)},
+    )
+
+
+def x402_serve(
+    *, sku: Sku, product: Any, call: ProductCall, challenge: Challenge, proof: Proof, base: str
+) -> Response:
+    try:
+        payment = payment_claim(
+            sku=sku,
+            resource=challenge.resource.url,
+            payer=proof.payer,
+            nonce=proof.nonce,
+            amount_atomic=challenge.price_atomic,
+            network=settings.X402_NETWORK,
+            asset=settings.USDC_ADDRESS,
+            pay_to=settings.TREASURY_ADDRESS,
+            x402_version=proof.version,
+        )
+    except ProofAlreadyUsed:
+        return payment_required(
+            challenge,
+            base,
+            PROOF_ALREADY_USED,
+            "this payment proof was already used; sign a new authorization (new nonce)",
+        )
+    try:
+        verified = facilitator_verify(proof)
+    except FacilitatorUnavailable as exc:
+        payment_release(payment_id=payment.id)
+        raise ProductUnavailable(
+            f"{exc}; nothing was charged, the same proof may be sent again",
+            extra={"sku": sku.sku, "charged": False},
+        ) from exc
+    if not verified.is_valid:
+        reason = verified.invalid_reason or "invalid_payment"
+        payment_fail(payment_id=payment.id, error=f"verify: {reason} {verified.invalid_message or ''}")
+        return payment_required(
+            challenge, base, reason, verified.invalid_message or "the facilitator refused the payment"
+        )
+    call.payer = proof.payer
+    try:
+        content = product.run(call)
+    except ProductFailed as exc:
+        payment_release(payment_id=payment.id)
+        raise ProductUnavailable(str(exc), extra={"sku": sku.sku, "charged": False}) from exc
+    except Exception:
+        payment_release(payment_id=payment.id)
+        raise
+    try:
+        settled = facilitator_settle(proof)
+    except Exception as exc:  # the settlement's fate is unknown: never serve, record why
+        payment_fail(payment_id=payment.id, error=f"settle: {type(exc).__name__}: {exc}")
+        return payment_required(
+            challenge, base, "settlement_failed", "the payment could not be settled; nothing was served"
+        )
+    if not settled.success:
+        reason = settled.error_reason or "settlement_failed"
+        payment_fail(payment_id=payment.id, error=f"settle: {reason} {settled.error_message or ''}")
+        return payment_required(
+            challenge, base, reason, settled.error_message or "the payment could not be settled"
+        )
+    payment_settle(payment_id=payment.id, tx_hash=settled.transaction)
+    headers = {PAYMENT_RESPONSE_HEADER: encode_payment_response_header(settled)}
+    if proof.version == 1:
+        headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
+    return Response(content, headers=headers)
 
 
 def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> type[X402PaidView]:
@@ -96,7 +201,9 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         ],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
-            402: OpenApiResponse({"type": "object"}, description="payment required: x402 requirements"),
+            402: OpenApiResponse(
+                s.PaymentRequiredOut, description="payment required, or the proof was refused"
+            ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,
             503: s.ProductUnavailableOut,

@@ -872,3 +872,30 @@ class SpreadSnapshotAcceptedOut(Out):
 class MarketplaceExecuteOut(Out):
     capability: str
     result: dict[str, Any]
+
+
+# --- x402 -----------------------------------------------------------------------------
+class PaymentRequirementsV1Out(Out):
+    scheme: str
+    network: str
+    maxAmountRequired: str
+    resource: str
+    description: str | None = None
+    mimeType: str | None = None
+    payTo: str
+    maxTimeoutSeconds: int
+    asset: str
+    extra: dict[str, Any] | None = None
+
+
+class PaymentRequiredOut(Out):
+    """402 body: x402 version 1 requirements, plus hints. The PAYMENT-REQUIRED header holds
+    the same requirements in version 2 form (base64 JSON)."""
+
+    x402Version: int
+    error: str = Field(description="payment_required, or the reason the proof was refused")
+    detail: str
+    accepts: list[PaymentRequirementsV1Out]
+    price_usdc: float
+    hint: str
+    alternatives: dict[str, dict[str, str]]

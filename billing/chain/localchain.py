@@ -1,0 +1,155 @@
+"""The local chain of `make run` and the tests: anvil (npm @foundry-rs/anvil, chain id 8453)
+with the project's USDC stand-in installed at the real Base USDC address.
+
+Roles use anvil's well-known development accounts (public keys for a local chain only):
+#0 deploys and mints, #1 pays the facilitator's gas, #2 is the demo payer, #9 the treasury."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from web3 import Web3
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
+MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11"
+DEPLOYER, FACILITATOR, DEMO_PAYER, TREASURY = 0, 1, 2, 9
+DEMO_PAYER_USDC_ATOMIC = 1_000 * 10**6
+GAS_ETH_WEI = 100 * 10**18
+
+
+@cache
+def dev_account(index: int) -> LocalAccount:
+    Account.enable_unaudited_hdwallet_features()
+    return Account.from_mnemonic(ANVIL_MNEMONIC, account_path=f"m/44'/60'/0'/0/{index}")
+
+
+@cache
+def artifact(name: str) -> dict:
+    return json.loads((ARTIFACTS / f"{name}.json").read_text())
+
+
+def anvil_binary() -> Path:
+    path = ROOT / "node_modules" / ".bin" / "anvil"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing: run `npm ci` (make does it) to install @foundry-rs/anvil"
+        )
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def anvil_start(*, port: int, chain_id: int = 8453, block_time: float | None = None) -> subprocess.Popen:
+    cmd = [
+        str(anvil_binary()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--chain-id",
+        str(chain_id),
+        "--mnemonic",
+        ANVIL_MNEMONIC,
+        "--silent",
+    ]
+    if block_time:
+        cmd += ["--block-time", str(block_time)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def rpc_wait(url: str, timeout: float = 20.0) -> Web3:
+    w3 = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10}))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            _ = w3.eth.block_number
+            return w3
+        except Exception:
+            time.sleep(0.05)
+    raise TimeoutError(f"no JSON-RPC answer at {url}")
+
+
+def usdc_contract(w3: Web3, address: str):
+    return w3.eth.contract(address=Web3.to_checksum_address(address), abi=artifact("UsdcStandIn")["abi"])
+
+
+def stack_install(w3: Web3, *, usdc_address: str) -> None:
+    """Install the token and Multicall3, make #0 the minter, fund the payer and the gas key.
+    Idempotent: running it again on the same chain changes nothing that is already set."""
+    usdc_address = Web3.to_checksum_address(usdc_address)
+    w3.provider.make_request("anvil_setCode", [usdc_address, artifact("UsdcStandIn")["deployedBytecode"]])
+    w3.provider.make_request(
+        "anvil_setCode", [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
+    )
+    token = usdc_contract(w3, usdc_address)
+    deployer = dev_account(DEPLOYER).address
+    if token.functions.minter().call() == "0x0000000000000000000000000000000000000000":
+        _wait(w3, token.functions.initialize(deployer).transact({"from": deployer}))
+    payer = dev_account(DEMO_PAYER).address
+    missing = DEMO_PAYER_USDC_ATOMIC - token.functions.balanceOf(payer).call()
+    if missing > 0:
+        _wait(w3, token.functions.mint(payer, missing).transact({"from": deployer}))
+    w3.provider.make_request("anvil_setBalance", [dev_account(FACILITATOR).address, hex(GAS_ETH_WEI)])
+
+
+def usdc_mint(w3: Web3, *, usdc_address: str, to: str, amount_atomic: int) -> None:
+    token = usdc_contract(w3, usdc_address)
+    _wait(
+        w3,
+        token.functions.mint(Web3.to_checksum_address(to), amount_atomic).transact(
+            {"from": dev_account(DEPLOYER).address}
+        ),
+    )
+
+
+def _wait(w3: Web3, tx_hash: bytes) -> None:
+    receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
+    if receipt["status"] != 1:
+        raise RuntimeError(f"transaction {tx_hash.hex()} reverted")
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    base_url: str
+    chain_rpc_url: str
+    chain_id: int
+    usdc_address: str
+    treasury_address: str
+    facilitator_url: str
+    demo_payer_private_key: str
+    demo_payer_address: str
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+
+def stack_info(*, base_url: str, rpc_url: str, chain_id: int, usdc_address: str, treasury: str) -> StackInfo:
+    payer = dev_account(DEMO_PAYER)
+    return StackInfo(
+        base_url=base_url,
+        chain_rpc_url=rpc_url,
+        chain_id=chain_id,
+        usdc_address=Web3.to_checksum_address(usdc_address),
+        treasury_address=Web3.to_checksum_address(treasury),
+        facilitator_url=os.environ.get("FACILITATOR_URL", base_url + "/api/a2a/facilitator"),
+        demo_payer_private_key=payer.key.hex()
+        if payer.key.hex().startswith("0x")
+        else "0x" + payer.key.hex(),
+        demo_payer_address=payer.address,
+    )

@@ -1,0 +1,155 @@
+"""HTTP face of the self-hosted facilitator: /verify, /settle, /supported (x402 facilitator
+protocol: JSON bodies {x402Version, paymentPayload, paymentRequirements})."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from drf_spectacular.utils import extend_schema
+from pydantic import BaseModel, Field
+from pydantic import ValidationError as PydanticValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from x402.schemas.helpers import parse_payment_payload, parse_payment_requirements
+
+from billing.facilitator.service import facilitator_get
+from catalog.api import schemas as s
+from catalog.api.errors import ProductUnavailable, RequestValidationError
+from catalog.api.inputs import parse_body
+from catalog.api.views import ApiView
+
+logger = logging.getLogger(__name__)
+
+
+class FacilitatorRequest(BaseModel):
+    x402Version: Literal[1, 2]
+    paymentPayload: dict[str, Any]
+    paymentRequirements: dict[str, Any]
+
+
+class VerifyOut(BaseModel):
+    isValid: bool
+    invalidReason: str | None = None
+    invalidMessage: str | None = None
+    payer: str | None = None
+
+
+class SettleOut(BaseModel):
+    success: bool
+    errorReason: str | None = None
+    errorMessage: str | None = None
+    payer: str | None = None
+    transaction: str = Field(description="transaction hash; empty when nothing was settled")
+    network: str
+
+
+class SupportedKindOut(BaseModel):
+    x402Version: int
+    scheme: str
+    network: str
+    extra: dict[str, Any] | None = None
+
+
+class SupportedOut(BaseModel):
+    kinds: list[SupportedKindOut]
+    extensions: list[str]
+    signers: dict[str, list[str]]
+
+
+def _facilitator():
+    facilitator = facilitator_get()
+    if facilitator is None:
+        raise ProductUnavailable(
+            "this deployment hosts no facilitator (FACILITATOR_PRIVATE_KEY is not set)",
+            extra={"sku": None, "charged": False},
+        )
+    return facilitator
+
+
+def _parse(request: Request):
+    body = parse_body(request, FacilitatorRequest)
+    try:
+        payload = parse_payment_payload({"x402Version": body.x402Version, **body.paymentPayload})
+        requirements = parse_payment_requirements(body.x402Version, body.paymentRequirements)
+    except (PydanticValidationError, ValueError, TypeError, KeyError) as exc:
+        raise RequestValidationError.single(
+            ["body"], f"not an x402 payment: {exc}"[:300], "x402_invalid"
+        ) from exc
+    return payload, requirements
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+UNAVAILABLE = {503: s.ProductUnavailableOut}
+
+
+class FacilitatorSupportedView(ApiView):
+    @extend_schema(
+        tags=["x402"],
+        summary="Facilitator: supported payment kinds",
+        operation_id="facilitator_supported",
+        responses={200: SupportedOut, **UNAVAILABLE},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(_dump(_facilitator().get_supported()))
+
+
+class FacilitatorVerifyView(ApiView):
+    @extend_schema(
+        tags=["x402"],
+        summary="Facilitator: verify a payment",
+        operation_id="facilitator_verify",
+        request=FacilitatorRequest,
+        responses={200: VerifyOut, 422: s.HTTPValidationError, **UNAVAILABLE},
+    )
+    def post(self, request: Request) -> Response:
+        facilitator = _facilitator()
+        payload, requirements = _parse(request)
+        try:
+            result = facilitator.verify(payload, requirements)
+        except Exception as exc:  # unsupported scheme/network, malformed scheme payload, RPC failure
+            logger.info("facilitator verify refused: %s", exc)
+            return Response(
+                _dump(VerifyOut(isValid=False, invalidReason=_reason(exc), invalidMessage=str(exc)[:300]))
+            )
+        return Response(_dump(result))
+
+
+class FacilitatorSettleView(ApiView):
+    @extend_schema(
+        tags=["x402"],
+        summary="Facilitator: settle a payment on chain",
+        operation_id="facilitator_settle",
+        request=FacilitatorRequest,
+        responses={200: SettleOut, 422: s.HTTPValidationError, **UNAVAILABLE},
+    )
+    def post(self, request: Request) -> Response:
+        facilitator = _facilitator()
+        payload, requirements = _parse(request)
+        try:
+            result = facilitator.settle(payload, requirements)
+        except Exception as exc:
+            logger.warning("facilitator settle failed: %s", exc)
+            network = getattr(requirements, "network", "")
+            return Response(
+                _dump(
+                    SettleOut(
+                        success=False,
+                        errorReason=_reason(exc),
+                        errorMessage=str(exc)[:300],
+                        transaction="",
+                        network=str(network),
+                    )
+                )
+            )
+        return Response(_dump(result))
+
+
+def _reason(exc: Exception) -> str:
+    name = type(exc).__name__
+    if name == "SchemeNotFoundError":
+        return "unsupported_scheme"
+    return "invalid_payload" if isinstance(exc, ValueError | KeyError | TypeError) else "unexpected_error"

@@ -1,0 +1,168 @@
+"""The payment proof an agent sends back: decoded, then checked here against what we
+asked for before anything is claimed or sent to the facilitator."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from pydantic import ValidationError
+from rest_framework.request import Request
+from x402.http.constants import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
+from x402.mechanisms.evm.constants import (
+    ERR_AUTHORIZATION_VALUE_MISMATCH,
+    ERR_INVALID_SIGNATURE,
+    ERR_NETWORK_MISMATCH,
+    ERR_RECIPIENT_MISMATCH,
+    ERR_UNSUPPORTED_SCHEME,
+    ERR_VALID_AFTER_FUTURE,
+    ERR_VALID_BEFORE_EXPIRED,
+)
+from x402.mechanisms.evm.eip712 import hash_eip3009_authorization
+from x402.mechanisms.evm.types import ExactEIP3009Payload
+from x402.mechanisms.evm.verify import verify_eoa_signature
+from x402.schemas import PaymentPayload, PaymentRequirements
+from x402.schemas.v1 import PaymentPayloadV1, PaymentRequirementsV1
+
+from billing.x402.challenge import Challenge
+
+INVALID_PAYLOAD = "invalid_payload"
+ASSET_MISMATCH = "invalid_exact_evm_payload_asset_mismatch"
+PROOF_ALREADY_USED = "invalid_exact_evm_nonce_already_used"
+# A proof must stay valid long enough to be settled after the product runs.
+SETTLE_MARGIN_SECONDS = 6
+
+
+class PaymentRejected(Exception):
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Proof:
+    payload: PaymentPayload | PaymentPayloadV1
+    requirements: PaymentRequirements | PaymentRequirementsV1
+    payer: str
+    nonce: str
+    version: int
+
+
+def proof_header(request: Request) -> str | None:
+    return request.headers.get(PAYMENT_SIGNATURE_HEADER) or request.headers.get(X_PAYMENT_HEADER) or None
+
+
+def proof_decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
+    try:
+        text = base64.b64decode(raw.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise PaymentRejected(INVALID_PAYLOAD, "the payment header is not valid base64") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise PaymentRejected(INVALID_PAYLOAD, "the payment header does not hold valid JSON") from None
+    if not isinstance(data, dict):
+        raise PaymentRejected(INVALID_PAYLOAD, "the payment header must hold a JSON object")
+    try:
+        if data.get("x402Version") == 1:
+            return PaymentPayloadV1.model_validate(data)
+        return PaymentPayload.model_validate(data)
+    except ValidationError as exc:
+        raise PaymentRejected(
+            INVALID_PAYLOAD, f"not an x402 payment payload: {exc.errors()[0]['msg']}"
+        ) from None
+
+
+def _same_address(a: str, b: str) -> bool:
+    return a.lower() == b.lower()
+
+
+def proof_check(
+    payload: PaymentPayload | PaymentPayloadV1, challenge: Challenge, *, now: int | None = None
+) -> Proof:
+    """Scheme, network, asset, payTo, amount, validity window and the EIP-712 signature on
+    the USDC domain. Raises PaymentRejected with a facilitator-style reason."""
+    if isinstance(payload, PaymentPayloadV1):
+        requirements: PaymentRequirements | PaymentRequirementsV1 = challenge.v1
+        scheme, network = payload.scheme, payload.network
+        expected_network = settings.X402_NETWORK_V1_NAME
+        if scheme != "exact":
+            raise PaymentRejected(ERR_UNSUPPORTED_SCHEME, f"scheme {scheme!r} is not accepted; use 'exact'")
+        if network != expected_network:
+            raise PaymentRejected(
+                ERR_NETWORK_MISMATCH, f"network {network!r} is not accepted; use {expected_network!r}"
+            )
+    else:
+        requirements = challenge.v2
+        accepted = payload.accepted
+        if accepted.scheme != "exact":
+            raise PaymentRejected(
+                ERR_UNSUPPORTED_SCHEME, f"scheme {accepted.scheme!r} is not accepted; use 'exact'"
+            )
+        if accepted.network != settings.X402_NETWORK:
+            raise PaymentRejected(
+                ERR_NETWORK_MISMATCH,
+                f"network {accepted.network!r} is not accepted; use {settings.X402_NETWORK!r}",
+            )
+        if not _same_address(accepted.asset, settings.USDC_ADDRESS):
+            raise PaymentRejected(ASSET_MISMATCH, "the payment is not in the requested asset")
+        if not _same_address(accepted.pay_to, settings.TREASURY_ADDRESS):
+            raise PaymentRejected(ERR_RECIPIENT_MISMATCH, "the payment is not to this service's treasury")
+        if accepted.amount != str(challenge.price_atomic):
+            raise PaymentRejected(
+                ERR_AUTHORIZATION_VALUE_MISMATCH,
+                f"the price is {challenge.price_atomic} atomic USDC, the payment accepted {accepted.amount}",
+            )
+
+    try:
+        evm = ExactEIP3009Payload.from_dict(payload.payload)
+        auth = evm.authorization
+        value, valid_after, valid_before = int(auth.value), int(auth.valid_after), int(auth.valid_before)
+        signature = bytes.fromhex((evm.signature or "").removeprefix("0x"))
+        bytes.fromhex(auth.nonce.removeprefix("0x"))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise PaymentRejected(INVALID_PAYLOAD, f"not an EIP-3009 authorization: {exc}") from None
+
+    if not _same_address(auth.to, settings.TREASURY_ADDRESS):
+        raise PaymentRejected(
+            ERR_RECIPIENT_MISMATCH, "the authorization does not pay this service's treasury"
+        )
+    if value != challenge.price_atomic:
+        raise PaymentRejected(
+            ERR_AUTHORIZATION_VALUE_MISMATCH,
+            f"the price is {challenge.price_atomic} atomic USDC, the authorization moves {value}",
+        )
+    now = int(time.time()) if now is None else now
+    if valid_before < now + SETTLE_MARGIN_SECONDS:
+        raise PaymentRejected(ERR_VALID_BEFORE_EXPIRED, "the authorization has expired (validBefore)")
+    if valid_after > now:
+        raise PaymentRejected(ERR_VALID_AFTER_FUTURE, "the authorization is not valid yet (validAfter)")
+    if len(signature) == 65:
+        digest = hash_eip3009_authorization(
+            auth,
+            settings.CHAIN_ID,
+            settings.USDC_ADDRESS,
+            settings.USDC_EIP712_NAME,
+            settings.USDC_EIP712_VERSION,
+        )
+        try:
+            valid = verify_eoa_signature(digest, signature, auth.from_address)
+        except ValueError:
+            valid = False
+        if not valid:
+            raise PaymentRejected(ERR_INVALID_SIGNATURE, "the EIP-712 signature does not match the payer")
+    elif not signature:
+        raise PaymentRejected(ERR_INVALID_SIGNATURE, "the authorization is not signed")
+    # Other lengths are smart-wallet signatures (EIP-1271 / ERC-6492): the facilitator checks them on chain.
+    return Proof(
+        payload=payload,
+        requirements=requirements,
+        payer=auth.from_address.lower(),
+        nonce=auth.nonce.lower(),
+        version=payload.x402_version,
+    )
