@@ -6,11 +6,12 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test install migrate seed lint check-migrations bench clean help
+.PHONY: run test install migrate seed lint check-migrations bench demo contracts clean help
 
 help:
 	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
 	@echo "make test   - install, lint, check migrations, run the whole test suite"
+	@echo "make demo   - (with make run up) an agent pays for a SKU with the official x402 client"
 	@echo "make bench  - benchmark side by side with a reference and print ratios"
 
 # Install the pinned dependency tree into .venv; redone when the pins change.
@@ -21,7 +22,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
-install: $(VENV)/.installed
+# anvil (the local chain) and solc come from the npm registry, pinned by package-lock.json.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: $(VENV)/.installed node_modules/.installed
 
 migrate: install
 	@mkdir -p .run
@@ -42,6 +48,12 @@ check-migrations: install
 
 test: lint check-migrations
 	$(PY) -m pytest
+
+demo: install
+	$(PY) -m agents.demo_agent
+
+contracts: install
+	node billing/chain/compile.js
 
 bench: install
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk)

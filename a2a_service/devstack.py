@@ -59,6 +59,30 @@ def _commands(port: str) -> dict[str, list[str]]:
     }
 
 
+def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
+    """anvil on CHAIN_PORT (8545) with the USDC stand-in, unless CHAIN_RPC_URL names a chain
+    of your own. Writes .run/stack.json: what an agent needs to pay on this stack."""
+    from billing.chain.localchain import anvil_start, rpc_wait, stack_info, stack_install
+
+    usdc = env.get("USDC_ADDRESS", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")
+    treasury = env.get("TREASURY_ADDRESS", "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720")
+    chain = None
+    if "CHAIN_RPC_URL" not in env:
+        chain_port = int(env.get("CHAIN_PORT", "8545"))
+        chain = anvil_start(port=chain_port, chain_id=int(env.get("CHAIN_ID", "8453")))
+        env["CHAIN_RPC_URL"] = f"http://127.0.0.1:{chain_port}"
+    w3 = rpc_wait(env["CHAIN_RPC_URL"])
+    if chain is not None:
+        stack_install(w3, usdc_address=usdc)
+    base = f"http://127.0.0.1:{port}"
+    env.setdefault("FACILITATOR_URL", base + "/api/a2a/facilitator")
+    info = stack_info(base_url=base, rpc_url=env["CHAIN_RPC_URL"], chain_id=w3.eth.chain_id, usdc_address=usdc,
+                      treasury=treasury)
+    info.write(RUN / "stack.json")
+    print("\n.run/stack.json:\n" + (RUN / "stack.json").read_text(), flush=True)
+    return chain
+
+
 def main() -> int:
     port = os.environ.get("PORT", "8000")
     for folder in ("broker/queue", "broker/processed", "results", "cache"):
@@ -67,6 +91,9 @@ def main() -> int:
     env.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.local")
     procs: dict[str, subprocess.Popen] = {}
     stopping = False
+    chain = start_chain(env, port)
+    if chain is not None:
+        procs["chain"] = chain
 
     def stop(*_args: object) -> None:
         nonlocal stopping
@@ -76,6 +103,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
 
     for name, cmd in _commands(port).items():
+        if stopping:
+            break
         # A session of its own: the terminal's Ctrl-C reaches only this supervisor, which
         # then stops each child in order instead of all of them racing.
         procs[name] = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
