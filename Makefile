@@ -22,9 +22,10 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
-# anvil (the local chain) and solc come from the npm registry, pinned by package-lock.json.
+# anvil (the local chain) and solc come from the npm registry, pinned in package.json. (`npm ci`
+# refuses the lock: anvil declares its per-platform binaries as optional packages without versions.)
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 install: $(VENV)/.installed node_modules/.installed
