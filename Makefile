@@ -57,7 +57,7 @@ contracts: install
 	node billing/chain/compile.js
 
 bench: install
-	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk)
+	@command -v wrk >/dev/null && command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk redis-server) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk redis-server)
 	$(PY) -m a2a_service.bench
 
 clean:

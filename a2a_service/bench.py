@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -56,7 +57,20 @@ def prepare(env: dict[str, str]) -> None:
 
 
 def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
-    if kind == "granian":
+    if kind == "x402-fastapi":
+        cmd = [
+            str(BIN / "uvicorn"),
+            "a2a_service.bench_reference:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            WORKERS,
+            "--log-level",
+            "warning",
+        ]
+    elif kind == "granian":
         cmd = [
             str(BIN / "granian"),
             "--interface",
@@ -91,13 +105,17 @@ def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-def wait_ready(url: str, timeout: float = 30) -> None:
+def wait_ready(url: str, timeout: float = 30, status: int = 200) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
+                if r.status == status:
                     return
+        except urllib.error.HTTPError as exc:
+            if exc.code == status:
+                return
+            time.sleep(0.2)
         except Exception:
             time.sleep(0.2)
     raise RuntimeError(f"{url} did not come up")
@@ -121,6 +139,17 @@ def parse_wrk(out: str) -> dict[str, float]:
     p99 = ms(re.search(r"\s99%\s+(\S+)", out).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": rps, "p50": p50, "p99": p99, "non2xx": float(errors.group(1)) if errors else 0.0}
+
+
+def print_table(title: str, results: dict[str, list[dict[str, float]]], metric_note: str = "") -> dict:
+    print(f"\n== {title}{metric_note}")
+    print(f"{'server':<14}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'non-2xx':>10}")
+    med = {}
+    for kind, runs in results.items():
+        med[kind] = {k: statistics.median(r[k] for r in runs) for k in ("rps", "p50", "p99", "non2xx")}
+        m = med[kind]
+        print(f"{kind:<14}{m['rps']:>10.0f}{m['p50']:>10.2f}{m['p99']:>10.2f}{m['non2xx']:>10.0f}")
+    return med
 
 
 def run_wrk(url: str) -> dict[str, float]:
@@ -160,13 +189,134 @@ def scenario(name: str, path: str, contenders: list[str], env: dict[str, str]) -
     print(f"ratio {ours}/{ref} req/s: {med[ours]['rps'] / med[ref]['rps']:.2f}x")
 
 
+def x402_scenario(env: dict[str, str]) -> None:
+    """The unpaid 402 challenge: this service (granian) against the x402 package's FastAPI
+    middleware (uvicorn), same worker count, same facilitator, both up for the whole run
+    while wrk rounds alternate. Then the added latency of a full paid call on anvil."""
+    from billing.chain.localchain import FACILITATOR, anvil_start, dev_account, rpc_wait, stack_install
+
+    chain_port, ours_port, ref_port, fac_port = free_port(), free_port(), free_port(), free_port()
+    chain = anvil_start(port=chain_port)
+    procs: list[subprocess.Popen] = [chain]
+    try:
+        rpc = f"http://127.0.0.1:{chain_port}"
+        stack_install(rpc_wait(rpc), usdc_address="0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")
+        ours_url = f"http://127.0.0.1:{ours_port}"
+        # The facilitator runs as its own process (as a third-party one would), so a paid call
+        # never waits for a worker of the server it is itself occupying.
+        fac_url = f"http://127.0.0.1:{fac_port}/api/a2a/facilitator"
+        env = {
+            **env,
+            "CHAIN_RPC_URL": rpc,
+            "FACILITATOR_URL": fac_url,
+            "FACILITATOR_PRIVATE_KEY": "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x"),
+            "TREASURY_ADDRESS": "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720",
+        }
+        procs.append(start("granian", fac_port, env))
+        wait_ready(fac_url + "/supported")
+        procs.append(start("granian", ours_port, env))
+        ours = ours_url + "/api/a2a/x402/morning-brief"
+        wait_ready(ours, status=402)
+        procs.append(start("x402-fastapi", ref_port, env))
+        ref = f"http://127.0.0.1:{ref_port}/paid"
+        wait_ready(ref, status=402)
+        results: dict[str, list[dict[str, float]]] = {"granian (ours)": [], "x402-fastapi": []}
+        for _ in range(ROUNDS):
+            for kind, url in (("granian (ours)", ours), ("x402-fastapi", ref)):
+                run_wrk(url)  # warm-up
+                results[kind].append(run_wrk(url))
+        med = print_table(
+            "unpaid 402 challenge",
+            results,
+            f"  ({WORKERS} worker processes each, wrk -c{CONNECTIONS} -d{DURATION}s, "
+            f"median of {ROUNDS} alternating rounds; non-2xx = the 402s)",
+        )
+        ratio = med["granian (ours)"]["rps"] / med["x402-fastapi"]["rps"]
+        print(f"ratio ours/reference req/s: {ratio:.2f}x  (target >= 1.5x)")
+        paid_latency(ours_url, env)
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+
+
+def paid_latency(base: str, env: dict[str, str], calls: int = 15) -> None:
+    """Sequential paid calls with the official client: time of the unpaid challenge against
+    the paid retry (local checks, claim, facilitator verify, product, on-chain settle)."""
+    import requests
+    from x402 import x402ClientSync
+    from x402.http import x402HTTPClientSync
+    from x402.mechanisms.evm.exact.register import register_exact_evm_client
+
+    from billing.chain.localchain import DEMO_PAYER, dev_account
+
+    client = register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
+    http = x402HTTPClientSync(client)
+    url = base + "/api/a2a/x402/payments/dual-rail-status"
+    unpaid, paid = [], []
+    with requests.Session() as session:
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            first = session.get(url, timeout=30)
+            unpaid.append((time.perf_counter() - t0) * 1000)
+            required = http.get_payment_required_response(first.headers.get, first.content)
+            headers = http.encode_payment_signature_header(client.create_payment_payload(required))
+            t0 = time.perf_counter()
+            resp = session.get(url, headers=headers, timeout=60)
+            paid.append((time.perf_counter() - t0) * 1000)
+            if resp.status_code != 200:
+                raise RuntimeError(f"paid call failed: {resp.status_code} {resp.text[:200]}")
+    p50u, p50p = statistics.median(unpaid), statistics.median(paid)
+    print(f"\n== full paid call on the local chain ({calls} sequential calls, official x402 client)")
+    print(
+        f"unpaid 402 p50 {p50u:.1f} ms; paid call (verify + serve + settle on anvil) p50 {p50p:.1f} ms, "
+        f"max {max(paid):.1f} ms; added latency p50 {p50p - p50u:.1f} ms"
+    )
+
+
+def ensure_redis(env: dict[str, str]) -> subprocess.Popen | None:
+    """Production runs with Redis, so the bench does too: REDIS_URL if given, else a private
+    redis-server on a free port that keeps nothing on disk."""
+    if env.get("REDIS_URL"):
+        return None
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    env["REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
 def main() -> int:
-    if shutil.which("wrk") is None:
-        print("wrk is not installed (make bench installs it with apt-get)", file=sys.stderr)
-        return 2
+    for tool in ("wrk", "redis-server"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is not installed (make bench installs it with apt-get)", file=sys.stderr)
+            return 2
     env = bench_env()
+    redis_proc = ensure_redis(env)
+    try:
+        return run_scenarios(env)
+    finally:
+        if redis_proc is not None:
+            stop(redis_proc)
+
+
+def run_scenarios(env: dict[str, str]) -> int:
+    print(f"database: {env.get('DATABASE_URL', 'SQLite (.run/bench)')}; redis: {env['REDIS_URL']}")
     prepare(env)
-    scenario("web server", "/api/a2a/agents/news/status", ["granian", "gunicorn"], env)
+    only = os.environ.get("BENCH_ONLY", "")
+    if only in ("", "x402"):
+        x402_scenario(env)
+    if only in ("", "server"):
+        scenario("web server", "/api/a2a/agents/news/status", ["granian", "gunicorn"], env)
     return 0
 
 

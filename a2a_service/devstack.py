@@ -76,8 +76,13 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
         stack_install(w3, usdc_address=usdc)
     base = f"http://127.0.0.1:{port}"
     env.setdefault("FACILITATOR_URL", base + "/api/a2a/facilitator")
-    info = stack_info(base_url=base, rpc_url=env["CHAIN_RPC_URL"], chain_id=w3.eth.chain_id, usdc_address=usdc,
-                      treasury=treasury)
+    info = stack_info(
+        base_url=base,
+        rpc_url=env["CHAIN_RPC_URL"],
+        chain_id=w3.eth.chain_id,
+        usdc_address=usdc,
+        treasury=treasury,
+    )
     info.write(RUN / "stack.json")
     print("\n.run/stack.json:\n" + (RUN / "stack.json").read_text(), flush=True)
     return chain

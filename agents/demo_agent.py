@@ -23,8 +23,15 @@ ROOT = Path(__file__).resolve().parent.parent
 # Tried in order: the first whose product can serve now is bought (a SKU whose product has
 # no data yet answers 503 before any payment, so trying it costs nothing).
 DEFAULT_SKUS = ["morning_brief", "news_digest", "payments_dual_rail_status"]
-BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
-                "inputs": [{"name": "a", "type": "address"}], "outputs": [{"name": "", "type": "uint256"}]}]
+BALANCE_ABI = [
+    {
+        "name": "balanceOf",
+        "type": "function",
+        "stateMutability": "view",
+        "inputs": [{"name": "a", "type": "address"}],
+        "outputs": [{"name": "", "type": "uint256"}],
+    }
+]
 
 
 def say(step: str, text: str) -> None:
@@ -47,13 +54,17 @@ def buy(stack: dict, sku: dict, client: x402ClientSync) -> bool:
         return False
     required = http.get_payment_required_response(lambda name: first.headers.get(name), first.content)
     req = required.accepts[0]
-    print(f"  x402 v{required.x402_version}: pay {int(req.amount) / 10**6} USDC ({req.amount} atomic) "
-          f"on {req.network} to {req.pay_to}, asset {req.asset}")
+    print(
+        f"  x402 v{required.x402_version}: pay {int(req.amount) / 10**6} USDC ({req.amount} atomic) "
+        f"on {req.network} to {req.pay_to}, asset {req.asset}"
+    )
     payload = client.create_payment_payload(required)
     auth = payload.payload["authorization"]
     say("signature", f"EIP-3009 transferWithAuthorization signed by {auth['from']}")
-    print(f"  nonce {auth['nonce']}, valid until {auth['validBefore']}, "
-          f"signature {payload.payload['signature'][:20]}...")
+    print(
+        f"  nonce {auth['nonce']}, valid until {auth['validBefore']}, "
+        f"signature {payload.payload['signature'][:20]}..."
+    )
     paid = requests.get(url, headers=http.encode_payment_signature_header(payload), timeout=60)
     if paid.status_code == 503:
         say("skip", f"{sku['sku']}: {paid.json().get('detail')} (charged: {paid.json().get('charged')})")
@@ -75,20 +86,29 @@ def main() -> int:
     stack = json.loads(stack_file.read_text())
     account = Account.from_key(stack["demo_payer_private_key"])
     client = register_exact_evm_client(x402ClientSync(), account)
-    say("agent", f"wallet {account.address} holds {usdc_balance(stack, account.address)} USDC on chain "
-                 f"{stack['chain_id']} ({stack['chain_rpc_url']})")
+    say(
+        "agent",
+        f"wallet {account.address} holds {usdc_balance(stack, account.address)} USDC on chain "
+        f"{stack['chain_id']} ({stack['chain_rpc_url']})",
+    )
 
     store = requests.get(stack["base_url"] + "/api/a2a/discovery/storefront", timeout=30).json()
     skus = {s["sku"]: s for s in store["storefront_skus"] + store["growth_skus"]}
     status = requests.get(stack["base_url"] + "/api/a2a/x402/status", timeout=30).json()
     skus.update({s["sku"]: s for s in status["skus"]})
-    say("storefront", f"{len(store['storefront_skus'])} hero SKUs, {status['live_skus']} live; e.g. "
-                      + ", ".join(f"{s['sku']} {s['price_usdc']}" for s in store["storefront_skus"][:4]))
+    say(
+        "storefront",
+        f"{len(store['storefront_skus'])} hero SKUs, {status['live_skus']} live; e.g. "
+        + ", ".join(f"{s['sku']} {s['price_usdc']}" for s in store["storefront_skus"][:4]),
+    )
     wanted = [os.environ["DEMO_SKU"]] if os.environ.get("DEMO_SKU") else DEFAULT_SKUS
     for name in wanted:
         if name in skus and buy(stack, skus[name], client):
-            say("done", f"wallet now holds {usdc_balance(stack, account.address)} USDC; "
-                        f"treasury {usdc_balance(stack, stack['treasury_address'])} USDC")
+            say(
+                "done",
+                f"wallet now holds {usdc_balance(stack, account.address)} USDC; "
+                f"treasury {usdc_balance(stack, stack['treasury_address'])} USDC",
+            )
             return 0
     print("nothing could be bought", file=sys.stderr)
     return 1

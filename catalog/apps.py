@@ -9,4 +9,4 @@ class CatalogConfig(AppConfig):
 
     def ready(self) -> None:
         # Register every product callable so all payment routes find them.
-        from . import products  # noqa: F401
+        from . import products, signals  # noqa: F401

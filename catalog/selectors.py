@@ -19,6 +19,7 @@ from billing.models import BillingSettings, WhaleTier
 from billing.routes import route_available, routes_state
 from billing.selectors import payment_counts, revenue_atomic_since, sales_by_sku, sales_window
 from catalog.api import schemas as s
+from catalog.counters import counters_pending
 from catalog.formats import iso, naive_utc
 from catalog.models import (
     AgentFrameworkPack,
@@ -833,6 +834,8 @@ def conversion(base: str) -> s.ConversionOut:
         .annotate(n=Sum("count"))
         .values_list("metric", "n")
     )
+    for metric, n in counters_pending(since=since).items():
+        hits[metric] = hits.get(metric, 0) + n
     counts = payment_counts(days=days)
     challenges = int(hits.get("challenge", 0))
     return s.ConversionOut(

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import os
 import socket
-from datetime import date
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
-    DailyCounter,
     Integration,
     RpcEndpoint,
     Sku,
@@ -135,23 +132,6 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
     return created
 
 
-def counter_increment(*, metric: str, key: str, day: date | None = None, by: int = 1) -> None:
-    """Add to a daily counter with one conditional UPDATE; the row is created on first use.
-    Two processes creating the same row at once: the loser's INSERT fails on the unique
-    constraint and it retries the UPDATE, so no hit is lost."""
-    day = day or timezone.now().date()
-    key = key[:120]
-    for _ in range(2):
-        if DailyCounter.objects.filter(day=day, metric=metric, key=key).update(count=F("count") + by):
-            return
-        try:
-            with transaction.atomic():
-                DailyCounter.objects.create(day=day, metric=metric, key=key, count=by)
-            return
-        except IntegrityError:
-            continue
-
-
 def heartbeat_record(*, name: str = "celery-worker") -> WorkerHeartbeat:
     beat, _ = WorkerHeartbeat.objects.update_or_create(
         name=name, defaults={"beat_at": timezone.now(), "hostname": socket.gethostname()}
@@ -161,4 +141,9 @@ def heartbeat_record(*, name: str = "celery-worker") -> WorkerHeartbeat:
 
 @transaction.atomic
 def sku_set_status(*, sku_ids: list[int], status: str) -> int:
-    return Sku.objects.filter(id__in=sku_ids).update(status=status, updated_at=timezone.now())
+    from billing.x402.fastpath import challenges_forget
+
+    updated = Sku.objects.filter(id__in=sku_ids).update(status=status, updated_at=timezone.now())
+    # A bulk update sends no post_save: drop the stored challenges here.
+    transaction.on_commit(challenges_forget)
+    return updated

@@ -14,6 +14,26 @@ def django_db_setup(django_db_setup, django_db_blocker):
         catalog_seed()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_redis_keys(settings):
+    """Redis is not rolled back with the test transaction: start each test without the
+    service's counters and stored challenges."""
+    from catalog.counters import redis_client
+
+    client = redis_client()
+    if client is not None:
+        for pattern in ("a2a:ctr:*", "a2a:x402ch:*"):
+            keys = list(client.scan_iter(match=pattern))
+            if keys:
+                client.delete(*keys)
+    from billing.x402.fastpath import LOCAL
+
+    LOCAL.clear()
+    with LOCAL._lock:
+        LOCAL._counts.clear()
+    yield
+
+
 @pytest.fixture
 def api() -> APIClient:
     return APIClient()

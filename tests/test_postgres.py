@@ -13,20 +13,22 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
+from catalog.counters import counter_add_to_db, counter_increment, counters_flush, counters_pending
 from catalog.models import DailyCounter, WorkerHeartbeat
-from catalog.services import counter_increment
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_concurrent_counter_increments_lose_nothing():
+    """The database path (no Redis): concurrent first hits race to create the row."""
     threads, per_thread = 8, 25
+    today = timezone.now().date()
 
     def work() -> None:
         try:
             for _ in range(per_thread):
-                counter_increment(metric="hit", key="race")
+                counter_add_to_db(metric="hit", key="race", day=today, by=1)
         finally:
             connections.close_all()
 
@@ -85,3 +87,19 @@ def test_a_real_celery_worker_runs_the_heartbeat_task():
             worker.wait(timeout=20)
         except subprocess.TimeoutExpired:
             worker.kill()
+
+
+def test_redis_counters_flush_into_rows_without_losing_hits(settings):
+    """The Redis path: hits land in Redis, a flush moves them to rows, later hits stay."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs Redis (CI sets REDIS_URL)")
+    today = timezone.now().date()
+    for _ in range(5):
+        counter_increment(metric="challenge", key="sentiment")
+    assert counters_pending(since=today) == {"challenge": 5}
+    assert counters_flush() == 5
+    counter_increment(metric="challenge", key="sentiment")
+    assert counters_pending(since=today) == {"challenge": 1}
+    assert DailyCounter.objects.get(day=today, metric="challenge", key="sentiment").count == 5
+    counters_flush()
+    assert DailyCounter.objects.get(day=today, metric="challenge", key="sentiment").count == 6

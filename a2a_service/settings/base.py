@@ -221,6 +221,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "catalog.tasks.worker_heartbeat",
         "schedule": float(WORKER_HEARTBEAT_SECONDS),
     },
+    "flush-counters": {"task": "catalog.tasks.flush_counters", "schedule": 30.0},
 }
 
 # --- The shop: chain, token, treasury, facilitator --------------------------------

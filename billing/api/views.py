@@ -17,6 +17,7 @@ from billing.api.auth import api_key_account
 from billing.services import ProofAlreadyUsed, payment_claim, payment_fail, payment_release, payment_settle
 from billing.x402.challenge import Challenge, challenge_body, challenge_build, challenge_header
 from billing.x402.facilitator_client import FacilitatorUnavailable, facilitator_settle, facilitator_verify
+from billing.x402.fastpath import challenge_store
 from billing.x402.proof import (
     PROOF_ALREADY_USED,
     PaymentRejected,
@@ -86,17 +87,35 @@ class X402PaidView(ApiView):
         raw = proof_header(request)
         if raw is None:
             self.count_hit(sku.sku)
-            return payment_required(
+            response = payment_required(
                 challenge,
                 base,
                 "payment_required",
                 f"this resource costs {challenge.price_atomic} atomic USDC; pay it and retry",
             )
+            if not request.headers.get("Origin") and _query_is_canonical(request, product):
+                challenge_store(
+                    host=request.get_host(),
+                    path=request.path,
+                    query=request.META.get("QUERY_STRING", ""),
+                    sku=sku.sku,
+                    header=response[PAYMENT_REQUIRED_HEADER],
+                    body=response.data,
+                )
+            return response
         try:
             proof = proof_check(proof_decode(raw), challenge)
         except PaymentRejected as exc:
             return payment_required(challenge, base, exc.reason, exc.message)
         return x402_serve(sku=sku, product=product, call=call, challenge=challenge, proof=proof, base=base)
+
+
+def _query_is_canonical(request: Request, product: Any) -> bool:
+    """Store a challenge only under the query it depends on, so that made-up query strings
+    cannot fill Redis with copies."""
+    allowed = set(product.params.model_fields) if product.params else set()
+    keys = list(request.query_params.keys())
+    return set(keys) <= allowed and all(len(request.query_params.getlist(k)) == 1 for k in keys)
 
 
 def payment_required(challenge: Challenge, base: str, error: str, detail: str) -> Response:

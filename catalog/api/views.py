@@ -20,8 +20,8 @@ from catalog.api import schemas as s
 from catalog.api.bodies import MarketplaceExecuteBody, SpreadSnapshotIngest
 from catalog.api.errors import ProductUnavailable, Unauthorized
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
+from catalog.counters import counter_increment
 from catalog.models import SpreadSnapshot
-from catalog.services import counter_increment
 
 ERRORS_COMMON = {
     404: OpenApiResponse(s.ErrorOut, description="unknown resource"),

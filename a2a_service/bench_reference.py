@@ -1,0 +1,42 @@
+"""The benchmark's reference server: the `x402` package's own FastAPI middleware guarding one
+paid route, as its documentation sets it up. Run by `make bench` under uvicorn with the
+same facilitator, network, asset and treasury as the service."""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+from x402 import x402ResourceServer
+from x402.http import FacilitatorConfig, HTTPFacilitatorClient
+from x402.http.middleware.fastapi import payment_middleware
+from x402.mechanisms.evm.exact.register import register_exact_evm_server
+
+server = register_exact_evm_server(
+    x402ResourceServer(HTTPFacilitatorClient(FacilitatorConfig(url=os.environ["FACILITATOR_URL"]))),
+    networks=os.environ.get("X402_NETWORK", "eip155:8453"),
+)
+routes = {
+    "GET /paid": {
+        "accepts": {
+            "scheme": "exact",
+            "payTo": os.environ["TREASURY_ADDRESS"],
+            "price": "$0.08",
+            "network": os.environ.get("X402_NETWORK", "eip155:8453"),
+        },
+        "description": "one paid route",
+        "mimeType": "application/json",
+    }
+}
+app = FastAPI()
+_middleware = payment_middleware(routes, server)
+
+
+@app.middleware("http")
+async def x402_middleware(request, call_next):
+    return await _middleware(request, call_next)
+
+
+@app.get("/paid")
+async def paid() -> dict:
+    return {"content": "paid content"}

@@ -1,0 +1,264 @@
+"""The unpaid 402 challenge, served in front of Django.
+
+An agent's first call to a paid path is almost always unpaid, and its answer depends only on
+the SKU's price and the shop's payment settings. The view stores each unpaid challenge it
+renders (header and body) in Redis. This WSGI layer answers the next identical request:
+
+1. from this process's copy, kept only while the process listens on the invalidation channel
+   (a subscriber thread; while it is not subscribed, the copy is not used);
+2. else from Redis, in one round trip: a Lua script that also counts the challenge;
+3. else Django renders it (and stores it).
+
+Saving a SKU or a news item deletes the stored challenges and publishes an invalidation
+after commit, so every process forgets its copy and the next request is priced from the
+database. Challenges served from a process's copy are counted in memory and added to the
+Redis counters every second (and at exit). Requests with a payment proof, an Origin (CORS),
+or a query other than the product's own parameters always go to Django."""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from catalog.counters import counter_hash, redis_client
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "a2a:x402ch:"
+CHANNEL = "a2a:x402ch:invalidate"
+# Bounds how long a challenge can outlive a price change made while Redis was unreachable.
+TTL_SECONDS = 60
+LOCAL_MAX_ENTRIES = 5000
+COUNT_FLUSH_SECONDS = 1.0
+PAID_PREFIX = "/api/a2a/x402/"
+# GET the stored challenge; if there is one, count it in today's counter hash.
+SERVE_AND_COUNT = """
+local v = redis.call('GET', KEYS[1])
+if v then
+  local sku = string.match(v, '^([^\\n]*)')
+  redis.call('HINCRBY', KEYS[2], 'challenge|' .. sku, 1)
+end
+return v
+"""
+# Headers Django's middleware would add to the same response.
+STATIC_HEADERS = [
+    ("Content-Type", "application/json"),
+    ("Vary", "Accept, origin"),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "same-origin"),
+    ("Cross-Origin-Opener-Policy", "same-origin"),
+]
+
+
+def _fingerprint() -> str:
+    """Part of every key: a deployment with other payment settings never reads these."""
+    parts = [
+        settings.X402_NETWORK,
+        settings.X402_NETWORK_V1_NAME,
+        settings.USDC_ADDRESS,
+        settings.TREASURY_ADDRESS,
+        str(settings.X402_MAX_TIMEOUT_SECONDS),
+        settings.USDC_EIP712_NAME,
+        settings.USDC_EIP712_VERSION,
+        settings.PUBLIC_BASE_URL,
+    ]
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
+
+
+def challenge_key(host: str, path: str, query: str) -> str:
+    return f"{PREFIX}{_fingerprint()}:{host}{path}?{query}"
+
+
+def challenge_store(*, host: str, path: str, query: str, sku: str, header: str, body: dict[str, Any]) -> None:
+    client = redis_client()
+    if client is None:
+        return
+    payload = f"{sku}\n{header}\n".encode() + json.dumps(body, separators=(",", ":")).encode()
+    try:
+        client.set(challenge_key(host, path, query), payload, ex=TTL_SECONDS)
+    except Exception:  # storing is an optimisation: the answer stands without it
+        logger.warning("could not store the 402 challenge in Redis", exc_info=True)
+
+
+def challenges_forget() -> None:
+    """Drop every stored challenge (a price, a SKU or a news item changed) in Redis and, by
+    the invalidation channel, in every process's copy."""
+    LOCAL.clear()
+    client = redis_client()
+    if client is None:
+        return
+    try:
+        keys = list(client.scan_iter(match=f"{PREFIX}*:*", count=500))
+        for i in range(0, len(keys), 500):
+            client.delete(*keys[i : i + 500])
+        client.publish(CHANNEL, b"forget")
+    except Exception:
+        # Redis is unreachable: so is every process's copy (the subscribers lost their
+        # channel and stopped using it), and stored keys expire within TTL_SECONDS.
+        logger.error("could not drop stored 402 challenges", exc_info=True)
+
+
+class LocalChallenges:
+    """This process's copy of stored challenges and its buffered challenge counts."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, tuple[str, bytes, list[tuple[str, str]]]] = {}
+        self._generation = 0
+        self._listening = threading.Event()
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._pid = 0
+
+    # -- the copy ---------------------------------------------------------------------
+    def get(self, key: str) -> tuple[str, bytes, list[tuple[str, str]]] | None:
+        if not self._listening.is_set():
+            return None
+        return self._data.get(key)
+
+    def generation(self) -> int:
+        return self._generation
+
+    def put(self, key: str, value: tuple[str, bytes, list[tuple[str, str]]], generation: int) -> None:
+        with self._lock:
+            # An invalidation that arrived while the value was fetched makes it stale.
+            if not self._listening.is_set() or generation != self._generation:
+                return
+            if len(self._data) >= LOCAL_MAX_ENTRIES:
+                self._data.clear()
+            self._data[key] = value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._data.clear()
+
+    # -- counts -----------------------------------------------------------------------
+    def count(self, sku: str) -> None:
+        with self._lock:
+            self._counts[sku] += 1
+
+    def flush_counts(self) -> None:
+        with self._lock:
+            counts, self._counts = self._counts, Counter()
+        client = redis_client()
+        if not counts or client is None:
+            return
+        try:
+            pipe = client.pipeline(transaction=False)
+            name = counter_hash(timezone.now().date())
+            for sku, n in counts.items():
+                pipe.hincrby(name, f"challenge|{sku}", n)
+            pipe.execute()
+        except Exception:
+            with self._lock:  # put them back for the next try
+                self._counts.update(counts)
+            logger.warning("could not add challenge counts to Redis; will retry", exc_info=True)
+
+    # -- threads ----------------------------------------------------------------------
+    def ensure_started(self) -> None:
+        """Start the subscriber and count flusher once per process (also after a fork)."""
+        pid = os.getpid()
+        if self._pid == pid:
+            return
+        with self._lock:
+            if self._pid == pid:
+                return
+            self._pid = pid
+            self._listening.clear()
+            self._data.clear()
+            self._counts.clear()
+            threading.Thread(target=self._listen, name="x402-challenge-invalidation", daemon=True).start()
+            threading.Thread(target=self._flush_loop, name="x402-challenge-counts", daemon=True).start()
+            atexit.register(self.flush_counts)
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                client = redis_client()
+                if client is None:
+                    return
+                pubsub = client.pubsub(ignore_subscribe_messages=False)
+                pubsub.subscribe(CHANNEL)
+                for message in pubsub.listen():
+                    if message["type"] == "subscribe":
+                        # (Re)subscribed: whatever was missed meanwhile is forgotten.
+                        self.clear()
+                        self._listening.set()
+                    elif message["type"] == "message":
+                        self.clear()
+            except Exception:
+                logger.info(
+                    "challenge invalidation channel lost; local copy off until resubscribed", exc_info=True
+                )
+            self._listening.clear()
+            self.clear()
+            time.sleep(0.5)
+
+    def _flush_loop(self) -> None:
+        while True:
+            time.sleep(COUNT_FLUSH_SECONDS)
+            self.flush_counts()
+
+
+LOCAL = LocalChallenges()
+
+
+def _decode(stored: bytes) -> tuple[str, bytes, list[tuple[str, str]]]:
+    sku, header, body = stored.split(b"\n", 2)
+    headers = [*STATIC_HEADERS, ("PAYMENT-REQUIRED", header.decode()), ("Content-Length", str(len(body)))]
+    return sku.decode(), body, headers
+
+
+class ChallengeFastPath:
+    """WSGI middleware around Django's application."""
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self._script = None
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if (
+            not path.startswith(PAID_PREFIX)
+            or environ.get("REQUEST_METHOD") != "GET"
+            or "HTTP_PAYMENT_SIGNATURE" in environ
+            or "HTTP_X_PAYMENT" in environ
+            or "HTTP_ORIGIN" in environ
+        ):
+            return self.app(environ, start_response)
+        client = redis_client()
+        if client is None:
+            return self.app(environ, start_response)
+        LOCAL.ensure_started()
+        host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
+        key = challenge_key(host, path, environ.get("QUERY_STRING", ""))
+        local = LOCAL.get(key)
+        if local is not None:
+            LOCAL.count(local[0])
+            start_response("402 Payment Required", local[2])
+            return [local[1]]
+        generation = LOCAL.generation()
+        try:
+            if self._script is None:
+                self._script = client.register_script(SERVE_AND_COUNT)
+            stored = self._script(keys=[key, counter_hash(timezone.now().date())])
+        except Exception:  # Redis trouble: Django answers, as it would without this layer
+            return self.app(environ, start_response)
+        if not stored:
+            return self.app(environ, start_response)
+        decoded = _decode(stored)
+        LOCAL.put(key, decoded, generation)
+        start_response("402 Payment Required", decoded[2])
+        return [decoded[1]]

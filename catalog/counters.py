@@ -1,0 +1,106 @@
+"""Daily hit counters (free hits, teaser views, 402 challenges) for the conversion funnel.
+
+With Redis (production, CI) a hit is one HINCRBY on today's hash, off the database; a beat
+task moves the counts into DailyCounter rows. Without Redis (the embedded local stack) a hit
+updates its DailyCounter row directly. Reads add both, so the funnel is exact either way."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from functools import lru_cache
+
+import redis
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from catalog.models import DailyCounter
+
+HASH_PREFIX = "a2a:ctr:"
+
+
+@lru_cache(maxsize=2)
+def _redis(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
+def redis_client() -> redis.Redis | None:
+    return _redis(settings.REDIS_URL) if settings.REDIS_URL else None
+
+
+def counter_hash(day: date) -> str:
+    return f"{HASH_PREFIX}{day.isoformat()}"
+
+
+def counter_increment(*, metric: str, key: str, day: date | None = None, by: int = 1) -> None:
+    day = day or timezone.now().date()
+    key = key[:120]
+    client = redis_client()
+    if client is not None:
+        client.hincrby(counter_hash(day), f"{metric}|{key}", by)
+        return
+    counter_add_to_db(metric=metric, key=key, day=day, by=by)
+
+
+def counter_add_to_db(*, metric: str, key: str, day: date, by: int) -> None:
+    """One conditional UPDATE; the row is created on first use. Two processes creating the
+    same row at once: the loser's INSERT fails on the unique constraint and it retries the
+    UPDATE, so no hit is lost."""
+    for _ in range(3):
+        if DailyCounter.objects.filter(day=day, metric=metric, key=key).update(count=F("count") + by):
+            return
+        try:
+            with transaction.atomic():
+                DailyCounter.objects.create(day=day, metric=metric, key=key, count=by)
+            return
+        except IntegrityError:
+            continue
+
+
+def counters_flush() -> int:
+    """Move Redis counts into DailyCounter rows. The counts are subtracted from Redis only
+    after the database transaction commits, and by the amount read, so hits that arrive
+    meanwhile stay for the next flush."""
+    client = redis_client()
+    if client is None:
+        return 0
+    moved = 0
+    for raw in client.scan_iter(match=f"{HASH_PREFIX}*", count=100):
+        name = raw.decode()
+        day = date.fromisoformat(name.removeprefix(HASH_PREFIX))
+        counts = {f.decode(): int(v) for f, v in client.hgetall(name).items() if int(v)}
+        if not counts:
+            continue
+        with transaction.atomic():
+            for field, n in counts.items():
+                metric, _, key = field.partition("|")
+                counter_add_to_db(metric=metric, key=key, day=day, by=n)
+        pipe = client.pipeline()
+        for field, n in counts.items():
+            pipe.hincrby(name, field, -n)
+        pipe.execute()
+        moved += sum(counts.values())
+    return moved
+
+
+def counters_pending(*, since: date) -> dict[str, int]:
+    """Counts still in Redis, per metric, from `since` on."""
+    client = redis_client()
+    if client is None:
+        return {}
+    totals: dict[str, int] = {}
+    day = since
+    today = timezone.now().date()
+    names = []
+    while day <= today:
+        names.append(counter_hash(day))
+        day += timedelta(days=1)
+    pipe = client.pipeline()
+    for name in names:
+        pipe.hgetall(name)
+    for counts in pipe.execute():
+        for field, n in counts.items():
+            metric = field.decode().partition("|")[0]
+            totals[metric] = totals.get(metric, 0) + int(n)
+    return totals
