@@ -267,3 +267,13 @@ def count_product_runs(monkeypatch, sku: str) -> list[int]:
 
     monkeypatch.setitem(registry._PRODUCTS, sku, registry.Product(sku=sku, run=counted))
     return runs
+
+
+def test_facilitator_health_reads_the_self_hosted_facilitators_kinds(paid_stack):
+    body = requests.get(paid_stack.url + "/api/a2a/facilitator/health", timeout=30).json()
+    assert body["reachable"] is True and body["latency_ms"] is not None
+    kinds = {(k["x402Version"], k["scheme"], k["network"]) for k in body["supported"]}
+    assert (2, "exact", "eip155:8453") in kinds and (1, "exact", "base") in kinds
+    store = requests.get(paid_stack.url + "/api/a2a/discovery/storefront", timeout=30).json()
+    assert requests.get(store["well_known_x402"], timeout=30).json()["facilitator"] == body["facilitator"]
+    assert body["facilitator"] + "/verify" in store["validate_hint"]
