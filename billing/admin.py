@@ -46,3 +46,140 @@ class PaymentAdmin(admin.ModelAdmin):
 @admin.register(WhaleTier)
 class WhaleTierAdmin(admin.ModelAdmin):
     list_display = ["name", "min_balance_atomic", "bonus_pct"]
+
+
+# --- credits --------------------------------------------------------------------------
+from decimal import Decimal  # noqa: E402
+
+from django import forms  # noqa: E402
+from django.contrib import messages  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from billing.credits import api_key_issue, credit_add  # noqa: E402
+from billing.models import Account, ApiKey, ChainCursor, CreditAdjustment, Deposit, LedgerEntry  # noqa: E402
+from catalog.money import atomic_from_usdc  # noqa: E402
+
+
+class ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Account)
+class AccountAdmin(ReadOnly):
+    list_display = ["wallet_address", "credit_balance_usdc", "is_active", "created_at"]
+    search_fields = ["wallet_address"]
+    list_filter = ["is_active"]
+    actions = ["rotate_key"]
+
+    @admin.action(description="Rotate the API key (the new key is shown once)")
+    def rotate_key(self, request: HttpRequest, queryset) -> None:
+        for account in queryset:
+            key = api_key_issue(account=account)
+            self.message_user(request, f"{account.wallet_address}: new API key {key}", messages.WARNING)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(ReadOnly):
+    list_display = ["prefix", "account", "created_at", "revoked_at"]
+    search_fields = ["prefix", "account__wallet_address"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    actions = ["revoke"]
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request: HttpRequest, queryset) -> None:
+        n = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"{n} key(s) revoked", messages.SUCCESS)
+
+
+@admin.register(Deposit)
+class DepositAdmin(ReadOnly):
+    list_display = [
+        "block_number",
+        "tx_hash",
+        "from_address",
+        "amount_usdc",
+        "state",
+        "account",
+        "credited_at",
+    ]
+    list_filter = ["state"]
+    search_fields = ["tx_hash", "from_address"]
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnly):
+    """Append-only: corrections are new rows (credit adjustments), never edits."""
+
+    list_display = [
+        "created_at",
+        "account",
+        "kind",
+        "amount_atomic",
+        "balance_after_atomic",
+        "sku",
+        "staff",
+        "reason",
+    ]
+    list_filter = ["kind"]
+    search_fields = ["account__wallet_address", "reference", "reason"]
+
+
+class CreditAdjustmentForm(forms.ModelForm):
+    amount_usdc = forms.DecimalField(
+        max_digits=14, decimal_places=6, help_text="positive credits, negative debits"
+    )
+    reason = forms.CharField(max_length=300)
+
+    class Meta:
+        model = CreditAdjustment
+        fields = ["account"]
+
+    def clean_amount_usdc(self) -> Decimal:
+        value = self.cleaned_data["amount_usdc"]
+        if value == 0:
+            raise forms.ValidationError("an adjustment of zero changes nothing")
+        return value
+
+
+@admin.register(CreditAdjustment)
+class CreditAdjustmentAdmin(admin.ModelAdmin):
+    form = CreditAdjustmentForm
+    list_display = ["created_at", "account", "amount_atomic", "staff", "reason"]
+
+    def get_queryset(self, request: HttpRequest):
+        return super().get_queryset(request).filter(kind=LedgerEntry.Kind.ADJUSTMENT)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj, form, change: bool) -> None:
+        entry = credit_add(
+            account_id=form.cleaned_data["account"].id,
+            amount_atomic=atomic_from_usdc(form.cleaned_data["amount_usdc"]),
+            kind=LedgerEntry.Kind.ADJUSTMENT,
+            staff_id=request.user.id,
+            reason=form.cleaned_data["reason"],
+            reference="staff adjustment",
+        )
+        # credit_add wrote the row (and the balance); the admin's confirmation shows that row.
+        obj.__dict__.update({k: v for k, v in entry.__dict__.items() if not k.startswith("_")})
+
+
+admin.site.register(
+    ChainCursor,
+    type(
+        "ChainCursorAdmin",
+        (ReadOnly,),
+        {"list_display": ["name", "block_number", "block_hash", "updated_at"]},
+    ),
+)

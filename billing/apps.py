@@ -12,3 +12,5 @@ class BillingConfig(AppConfig):
 
         # The x402 mechanism (billing/api/views.py X402PaidView) is wired in this build.
         route_mark_available("x402")
+        # Prepaid credits (billing/api/views.py CreditRouteView, billing/deposits.py watcher).
+        route_mark_available("credits")

@@ -99,3 +99,184 @@ class WhaleTier(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Account(models.Model):
+    """A prepaid credit account: one per wallet. The balance is a cache of the ledger sum,
+    changed only together with a ledger row (see billing.services.credits)."""
+
+    wallet_address = models.CharField(max_length=42, unique=True, help_text="lower-case 0x address")
+    credit_balance_atomic = models.BigIntegerField(default=0)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(credit_balance_atomic__gte=0), name="account_balance_not_negative"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.wallet_address
+
+    @property
+    def credit_balance_usdc(self) -> float:
+        return usdc_from_atomic(self.credit_balance_atomic)
+
+
+class ApiKey(models.Model):
+    """Only a hash of the key is stored; the key itself is shown once."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
+    prefix = models.CharField(max_length=16, help_text="first characters, to recognise a key")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({'revoked' if self.revoked_at else 'active'})"
+
+
+class OwnershipChallenge(models.Model):
+    """A message the service issued for a wallet to sign (EIP-191), to prove ownership."""
+
+    wallet_address = models.CharField(max_length=42, db_index=True)
+    message = models.TextField()
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.wallet_address} until {self.expires_at:%Y-%m-%d %H:%M}"
+
+
+class ChainCursor(models.Model):
+    """How far the deposit watcher has read: every confirmed block up to block_number."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    block_number = models.BigIntegerField()
+    block_hash = models.CharField(max_length=66, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} @ {self.block_number}"
+
+
+class Deposit(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending_confirmations", "pending confirmations"
+        CREDITED = "credited", "credited"
+        BELOW_MINIMUM = "below_minimum", "below minimum (not credited)"
+        UNMATCHED = "unmatched", "no account yet (credited on registration)"
+
+    tx_hash = models.CharField(max_length=66)
+    log_index = models.PositiveIntegerField()
+    block_number = models.BigIntegerField(db_index=True)
+    block_hash = models.CharField(max_length=66)
+    from_address = models.CharField(max_length=42, db_index=True)
+    amount_atomic = models.PositiveBigIntegerField()
+    bonus_atomic = models.PositiveBigIntegerField(default=0)
+    account = models.ForeignKey(
+        Account, null=True, blank=True, on_delete=models.PROTECT, related_name="deposits"
+    )
+    state = models.CharField(max_length=24, choices=State.choices, db_index=True)
+    seen_at = models.DateTimeField(auto_now_add=True)
+    credited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-block_number", "-log_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["tx_hash", "log_index"], name="deposit_log_recorded_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.from_address} {usdc_from_atomic(self.amount_atomic)} USDC ({self.state})"
+
+    @property
+    def amount_usdc(self) -> float:
+        return usdc_from_atomic(self.amount_atomic)
+
+
+class LedgerEntry(models.Model):
+    """Append-only: every change of a credit balance is one row."""
+
+    class Kind(models.TextChoices):
+        DEPOSIT = "deposit", "deposit"
+        BONUS = "bonus", "bundle bonus"
+        SKU_CALL = "sku_call", "SKU call"
+        REFUND = "refund", "refund"
+        ADJUSTMENT = "adjustment", "staff adjustment"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="ledger")
+    amount_atomic = models.BigIntegerField(help_text="signed: credits positive, debits negative")
+    balance_after_atomic = models.BigIntegerField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    reference = models.CharField(max_length=200, blank=True)
+    sku = models.ForeignKey("catalog.Sku", null=True, blank=True, on_delete=models.PROTECT)
+    deposit = models.ForeignKey(Deposit, null=True, blank=True, on_delete=models.PROTECT)
+    staff = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.PROTECT)
+    reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name_plural = "ledger entries"
+        constraints = [
+            # A deposit (and its bonus) is credited once, whatever runs twice.
+            models.UniqueConstraint(
+                fields=["deposit", "kind"],
+                condition=models.Q(deposit__isnull=False),
+                name="ledger_deposit_credited_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} {self.kind} {usdc_from_atomic(self.amount_atomic)}"
+
+
+class IdempotentCall(models.Model):
+    """The first answer to a paid call sent with an Idempotency-Key, replayed on retries."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE)
+    key = models.CharField(max_length=200)
+    path = models.CharField(max_length=300)
+    status_code = models.PositiveSmallIntegerField()
+    body = models.JSONField()
+    headers = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "key"], name="idempotency_key_once_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} {self.key}"
+
+
+class NewsUnlock(models.Model):
+    """An account that has unlocked a news item gets it again free."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE)
+    news_item = models.ForeignKey("catalog.NewsItem", on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "news_item"], name="news_unlocked_once")]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} unlocked {self.news_item_id}"
+
+
+class CreditAdjustment(LedgerEntry):
+    """The admin's form for a staff adjustment: it writes one ledger row (and the balance)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "credit adjustment"

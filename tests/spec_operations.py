@@ -159,5 +159,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/facilitator/supported"),
         ("POST", "/api/a2a/facilitator/verify"),
         ("POST", "/api/a2a/facilitator/settle"),
+        # credit accounts
+        ("GET", "/api/a2a/account"),
+        ("GET", "/api/a2a/account/register/message"),
     }
 )

@@ -103,3 +103,37 @@ def test_redis_counters_flush_into_rows_without_losing_hits(settings):
     assert DailyCounter.objects.get(day=today, metric="challenge", key="sentiment").count == 5
     counters_flush()
     assert DailyCounter.objects.get(day=today, metric="challenge", key="sentiment").count == 6
+
+
+def test_100_concurrent_debits_against_a_balance_for_10_never_go_negative():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from billing.credits import InsufficientCredit, account_register, credit_add, credit_debit, ledger_audit
+    from billing.models import Account, LedgerEntry
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    account = account_register(wallet_address="0x" + "7" * 40).account
+    credit_add(
+        account_id=account.id, amount_atomic=10 * 40_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
+    )
+
+    def debit(_: int) -> bool:
+        from django.db import transaction
+
+        try:
+            with transaction.atomic():
+                credit_debit(account_id=account.id, amount_atomic=40_000, sku_id=None, reference="race")
+            return True
+        except InsufficientCredit:
+            return False
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        results = list(pool.map(debit, range(100)))
+    assert results.count(True) == 10
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 0
+    assert LedgerEntry.objects.filter(kind="sku_call").count() == 10 and ledger_audit() == []
+    assert not Account.objects.filter(credit_balance_atomic__lt=0).exists()

@@ -192,6 +192,14 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# --- the deposit watcher (prepaid credits) --------------------------------------------
+DEPOSIT_POLL_SECONDS = env.float("DEPOSIT_POLL_SECONDS", default=3.0)
+DEPOSIT_CONFIRMATIONS = env.int("DEPOSIT_CONFIRMATIONS", default=2)
+DEPOSIT_BLOCK_RANGE = env.int("DEPOSIT_BLOCK_RANGE", default=500)
+DEPOSIT_MAX_RANGES_PER_SCAN = env.int("DEPOSIT_MAX_RANGES_PER_SCAN", default=20)
+DEPOSIT_LOCK_SECONDS = env.int("DEPOSIT_LOCK_SECONDS", default=120)
+DEPOSIT_START_BLOCK = env.int("DEPOSIT_START_BLOCK", default=None)
+
 # --- Celery -----------------------------------------------------------------------
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -222,6 +230,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(WORKER_HEARTBEAT_SECONDS),
     },
     "flush-counters": {"task": "catalog.tasks.flush_counters", "schedule": 30.0},
+    "scan-deposits": {"task": "billing.tasks.scan_deposits", "schedule": DEPOSIT_POLL_SECONDS},
 }
 
 # --- The shop: chain, token, treasury, facilitator --------------------------------

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework.request import Request
 
+from billing.credits import api_key_account as account_for_key
+from billing.models import Account
 from catalog.api.errors import Unauthorized
 
 REGISTER_HINT = {
@@ -16,12 +16,12 @@ REGISTER_HINT = {
 }
 
 
-def api_key_account(request: Request) -> Any:
-    """The account behind the request's X-API-Key, or 401 saying how to get one.
-
-    Credit accounts are not open in this build (registration answers 503), so no key
-    can match yet: every key is unknown."""
+def api_key_account(request: Request) -> Account:
+    """The account behind the request's X-API-Key, or 401 saying how to get one."""
     key = request.headers.get("X-API-Key", "").strip()
     if not key:
         raise Unauthorized("missing X-API-Key header", extra=REGISTER_HINT)
-    raise Unauthorized("unknown API key", extra=REGISTER_HINT)
+    account = account_for_key(key=key)
+    if account is None:
+        raise Unauthorized("unknown or revoked API key", extra=REGISTER_HINT)
+    return account

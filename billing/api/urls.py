@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 from django.urls import path
 from pydantic import Field
 
-from billing.api.views import AccountRegisterView, credit_view, x402_view
+from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
+from billing.api.views import credit_view, x402_view
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import A2aDelegationActivateBody, A2aDelegationFillBody, BrianTransactionRequest
 from catalog.api.inputs import Limit24Query, QueryModel
@@ -162,4 +163,9 @@ urlpatterns += [
     path("api/a2a/facilitator/supported", FacilitatorSupportedView.as_view()),
     path("api/a2a/facilitator/verify", FacilitatorVerifyView.as_view()),
     path("api/a2a/facilitator/settle", FacilitatorSettleView.as_view()),
+]
+
+urlpatterns += [
+    path("api/a2a/account", AccountView.as_view()),
+    path("api/a2a/account/register/message", OwnershipMessageView.as_view()),
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel
 from rest_framework.request import Request
@@ -14,6 +15,8 @@ from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER
 from x402.http.utils import encode_payment_response_header
 
 from billing.api.auth import api_key_account
+from billing.credits import InsufficientCredit, credit_debit
+from billing.models import BillingSettings, IdempotentCall, NewsUnlock
 from billing.services import ProofAlreadyUsed, payment_claim, payment_fail, payment_release, payment_settle
 from billing.x402.challenge import Challenge, challenge_body, challenge_build, challenge_header
 from billing.x402.facilitator_client import FacilitatorUnavailable, facilitator_settle, facilitator_verify
@@ -27,11 +30,11 @@ from billing.x402.proof import (
     proof_header,
 )
 from catalog.api import schemas as s
-from catalog.api.bodies import A2aRegisterBody
-from catalog.api.errors import NotFound, ProductUnavailable, RequestValidationError
+from catalog.api.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
 from catalog.api.views import ApiView, base_url
 from catalog.models import Sku
+from catalog.money import usdc_from_atomic
 from catalog.products.registry import ProductCall, ProductFailed, product_get
 
 API_KEY_HEADER = OpenApiParameter(
@@ -244,17 +247,95 @@ class CreditRouteView(ApiView):
     metric = "credit"
 
     def handle(self, request: Request, **path: Any) -> Response:
-        api_key_account(request)
+        account = api_key_account(request)
         if self.query_model:
             parse_query(request, self.query_model)
         if self.body_model:
             parse_body(request, self.body_model)
-        if "news_id" in path:
-            _news_id(path["news_id"])
+        params = {"news_id": _news_id(path["news_id"])} if "news_id" in path else None
+        if self.product_sku is None:
+            raise ProductUnavailable(
+                "this product is not available yet; nothing was charged",
+                extra={"sku": None, "charged": False},
+            )
+        sku = sku_on_sale(self.product_sku)
+        return credit_serve(request=request, account=account, sku=sku, path_params=params)
+
+
+def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict | None) -> Response:
+    """Run the SKU's product for a credit account and debit its price, atomically: the
+    debit, the product and the ledger row commit together or not at all."""
+    product = product_get(sku.sku)
+    if product is None:
         raise ProductUnavailable(
-            "this credit route is not available yet; nothing was charged",
-            extra={"sku": self.product_sku, "charged": False},
+            f"{sku.sku} is not available yet; nothing was charged", extra={"sku": sku.sku, "charged": False}
         )
+    if path_params is not None and product.params is not None:
+        params = product.params.model_validate(path_params)
+    else:
+        params = parse_query(request, product.params) if product.params else None
+    call = ProductCall(
+        sku=sku, params=params, base_url=base_url(request), payer=account.wallet_address, account=account
+    )
+    price = product.price_for(call) if product.price_for else None
+    price = sku.price_atomic if price is None else price
+    news_id = getattr(params, "news_id", None) if sku.sku == "news_unlock" else None
+    if news_id is not None and NewsUnlock.objects.filter(account=account, news_item_id=news_id).exists():
+        price = 0  # unlocked before: free again
+    idempotency_key = request.headers.get("Idempotency-Key", "").strip()[:200]
+    if idempotency_key:
+        done = IdempotentCall.objects.filter(account=account, key=idempotency_key).first()
+        if done is not None:
+            return Response(done.body, status=done.status_code, headers=done.headers)
+    charge = price if BillingSettings.load().credit_billing_enabled else 0
+    try:
+        with transaction.atomic():
+            balance = account.credit_balance_atomic
+            if charge:
+                balance = credit_debit(
+                    account_id=account.id, amount_atomic=charge, sku_id=sku.id, reference=request.path
+                )
+            content = product.run(call)
+            if news_id is not None:
+                NewsUnlock.objects.get_or_create(account=account, news_item_id=news_id)
+            headers = {
+                "X-Credit-Charged": f"{usdc_from_atomic(charge):g}",
+                "X-Credit-Balance": f"{usdc_from_atomic(balance):g}",
+            }
+            if idempotency_key:
+                IdempotentCall.objects.create(
+                    account=account,
+                    key=idempotency_key,
+                    path=request.path,
+                    status_code=200,
+                    body=content,
+                    headers=headers,
+                )
+    except InsufficientCredit as exc:
+        raise PaymentRequired(
+            f"not enough credit: {usdc_from_atomic(exc.balance_atomic):g} USDC for a price of "
+            f"{usdc_from_atomic(exc.price_atomic):g} USDC",
+            extra={
+                "code": "insufficient_credit",
+                "balance_usdc": usdc_from_atomic(exc.balance_atomic),
+                "price_usdc": usdc_from_atomic(exc.price_atomic),
+                "topup": {
+                    "topup_info": "/api/a2a/account/topup-info",
+                    "treasury_address": settings.TREASURY_ADDRESS,
+                    "min_deposit_usdc": BillingSettings.load().min_deposit_usdc,
+                    "steps": "send USDC from your registered wallet to the treasury; it is credited after "
+                    "its confirmations (see /api/a2a/account)",
+                },
+                "x402_alternative": sku.path,
+            },
+        ) from None
+    except ProductFailed as exc:
+        raise ProductUnavailable(str(exc), extra={"sku": sku.sku, "charged": False}) from exc
+    except IntegrityError:
+        # The same Idempotency-Key committed first in a concurrent request: answer as it did.
+        done = IdempotentCall.objects.get(account=account, key=idempotency_key)
+        return Response(done.body, status=done.status_code, headers=done.headers)
+    return Response(content, headers=headers)
 
 
 def _news_id(raw: str) -> int:
@@ -315,24 +396,3 @@ def credit_view(
             method.lower(): schema(handler),
         },
     )
-
-
-class AccountRegisterView(ApiView):
-    @extend_schema(
-        tags=["accounts"],
-        summary="Register a wallet for prepaid credits",
-        operation_id="account_register",
-        request=A2aRegisterBody,
-        responses={
-            201: OpenApiResponse({"type": "object"}),
-            409: s.ErrorOut,
-            422: s.HTTPValidationError,
-            503: s.ProductUnavailableOut,
-        },
-    )
-    def post(self, request: Request) -> Response:
-        parse_body(request, A2aRegisterBody)
-        raise ProductUnavailable(
-            "credit accounts are not open on this deployment yet; pay per call with x402 instead",
-            extra={"sku": None, "charged": False},
-        )

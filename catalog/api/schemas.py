@@ -899,3 +899,57 @@ class PaymentRequiredOut(Out):
     price_usdc: float
     hint: str
     alternatives: dict[str, dict[str, str]]
+
+
+# --- credits --------------------------------------------------------------------------
+class RegisterOut(Out):
+    api_key: str = Field(description="shown once; only its hash is stored")
+    wallet_address: str
+    credit_balance_usdc: float
+    treasury_address: str
+    rotated: bool = Field(description="true when an existing wallet proved ownership and got a new key")
+
+
+class OwnershipMessageOut(Out):
+    wallet_address: str
+    message: str = Field(
+        description="sign with the wallet (EIP-191 personal_sign), send as `signature` to register"
+    )
+    expires_at: str
+
+
+class DepositOut(Out):
+    tx_hash: str
+    log_index: int
+    block_number: int
+    amount_usdc: float
+    bonus_usdc: float
+    state: str = Field(description="pending_confirmations, credited, below_minimum or unmatched")
+    seen_at: str
+    credited_at: str | None
+
+
+class LedgerRowOut(Out):
+    id: int
+    amount_usdc: float
+    balance_after_usdc: float
+    kind: str
+    reference: str
+    sku: str | None
+    created_at: str
+
+
+class AccountOut(Out):
+    wallet_address: str
+    credit_balance_usdc: float
+    credit_billing_enabled: bool
+    treasury_address: str
+    deposits: list[DepositOut]
+    ledger: list[LedgerRowOut]
+
+
+class InsufficientCreditOut(ErrorOut):
+    balance_usdc: float
+    price_usdc: float
+    topup: dict[str, Any]
+    x402_alternative: str | None
