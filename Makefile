@@ -52,6 +52,7 @@ test: lint check-migrations
 
 demo: install
 	$(PY) -m agents.demo_agent
+	$(PY) -m agents.demo_credits
 
 contracts: install
 	node billing/chain/compile.js

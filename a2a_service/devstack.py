@@ -69,7 +69,12 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
     chain = None
     if "CHAIN_RPC_URL" not in env:
         chain_port = int(env.get("CHAIN_PORT", "8545"))
-        chain = anvil_start(port=chain_port, chain_id=int(env.get("CHAIN_ID", "8453")))
+        # A block every second: deposits reach their confirmations on an idle local chain.
+        chain = anvil_start(
+            port=chain_port,
+            chain_id=int(env.get("CHAIN_ID", "8453")),
+            block_time=float(env.get("CHAIN_BLOCK_TIME", "1")),
+        )
         env["CHAIN_RPC_URL"] = f"http://127.0.0.1:{chain_port}"
     w3 = rpc_wait(env["CHAIN_RPC_URL"])
     if chain is not None:

@@ -164,3 +164,18 @@ def test_staff_adjustment_in_the_admin_writes_a_ledger_row(admin_client, api):
     assert row.amount_atomic == 2_500_000 and row.staff.username == "admin"
     account.refresh_from_db()
     assert account.credit_balance_atomic == 2_500_000 and ledger_audit() == []
+
+
+def test_an_x402_path_is_paid_from_credits_when_an_api_key_is_sent(api):
+    key, account = funded(api, "0.05")
+    resp = api.get("/api/a2a/x402/payments/dual-rail-status", HTTP_X_API_KEY=key)
+    assert resp.status_code == 200 and resp["X-Credit-Charged"] == "0.01"
+    assert {r["name"] for r in resp.json()["routes"]} == {"x402", "credits", "sessions"}
+    assert (
+        api.get("/api/a2a/x402/payments/dual-rail-status", HTTP_X_API_KEY="a2a_" + "y" * 43).status_code
+        == 401
+    )
+    broke = api.get("/api/a2a/x402/sentiment", HTTP_X_API_KEY=key)
+    assert broke.status_code == 503  # product not built: before any debit
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 40_000

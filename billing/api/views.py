@@ -88,6 +88,9 @@ class X402PaidView(ApiView):
             resource_url=request.build_absolute_uri(),
         )
         raw = proof_header(request)
+        if raw is None and request.headers.get("X-API-Key"):
+            # The credit route on the same path: same product, paid from prepaid credits.
+            return credit_serve(request=request, account=api_key_account(request), sku=sku, path_params=None)
         if raw is None:
             self.count_hit(sku.sku)
             response = payment_required(
@@ -220,11 +223,20 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
                 required=False,
                 description="x402 v1 payment payload, base64 JSON",
             ),
+            OpenApiParameter(
+                "X-API-Key",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="instead of x402: debit the price from prepaid credits",
+            ),
         ],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
+            401: s.UnauthorizedOut,
             402: OpenApiResponse(
-                s.PaymentRequiredOut, description="payment required, or the proof was refused"
+                s.X402PathRefusal,
+                description="payment required, the proof was refused, or (with X-API-Key) not enough credit",
             ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,
@@ -378,7 +390,7 @@ def credit_view(
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
             401: s.UnauthorizedOut,
             402: OpenApiResponse(
-                {"type": "object"}, description="not enough credit: balance, price, top-up steps"
+                s.InsufficientCreditOut, description="not enough credit: balance, price, top-up steps"
             ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,

@@ -82,6 +82,7 @@ def challenge_body(challenge: Challenge, *, error: str, detail: str, base: str) 
                 "register": base + "/api/a2a/account/register",
                 "topup_info": base + "/api/a2a/account/topup-info",
                 "header": "X-API-Key",
+                "how": "send your API key on this same request: the price is debited from your credits",
             },
             "session": {
                 "buy": base + "/api/a2a/x402/session/desk-pack",

@@ -12,8 +12,8 @@ renders (header and body) in Redis. This WSGI layer answers the next identical r
 Saving a SKU or a news item deletes the stored challenges and publishes an invalidation
 after commit, so every process forgets its copy and the next request is priced from the
 database. Challenges served from a process's copy are counted in memory and added to the
-Redis counters every second (and at exit). Requests with a payment proof, an Origin (CORS),
-or a query other than the product's own parameters always go to Django."""
+Redis counters every second (and at exit). Requests with a payment proof, an API key, an
+Origin (CORS), or a query other than the product's own parameters always go to Django."""
 
 from __future__ import annotations
 
@@ -235,6 +235,7 @@ class ChallengeFastPath:
             or environ.get("REQUEST_METHOD") != "GET"
             or "HTTP_PAYMENT_SIGNATURE" in environ
             or "HTTP_X_PAYMENT" in environ
+            or "HTTP_X_API_KEY" in environ
             or "HTTP_ORIGIN" in environ
         ):
             return self.app(environ, start_response)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class Out(BaseModel):
@@ -953,3 +953,8 @@ class InsufficientCreditOut(ErrorOut):
     price_usdc: float
     topup: dict[str, Any]
     x402_alternative: str | None
+
+
+class X402PathRefusal(RootModel[PaymentRequiredOut | InsufficientCreditOut]):
+    """402 on an x402 path: the payment requirements, or (when paying with X-API-Key) not
+    enough credit."""

@@ -1,0 +1,131 @@
+"""The prepaid-credit route, shown on the running local stack (`make demo` runs it after the
+x402 demo): register the demo wallet, send USDC to the treasury on the local chain, watch
+the deposit watcher credit it, then make a call paid from credits."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import requests
+from eth_account import Account
+from eth_account.messages import encode_defunct
+from web3 import Web3
+
+ROOT = Path(__file__).resolve().parent.parent
+TRANSFER_ABI = [
+    {
+        "name": "transfer",
+        "type": "function",
+        "stateMutability": "nonpayable",
+        "inputs": [{"name": "to", "type": "address"}, {"name": "value", "type": "uint256"}],
+        "outputs": [{"name": "", "type": "bool"}],
+    }
+]
+DEPOSIT_USDC = 5
+
+
+def say(step: str, text: str) -> None:
+    print(f"\n[{step}] {text}", flush=True)
+
+
+def register(base: str, wallet) -> str:
+    resp = requests.post(
+        base + "/api/a2a/account/register", json={"wallet_address": wallet.address}, timeout=30
+    )
+    if resp.status_code == 409:
+        say("register", "this wallet already has an account: proving ownership to rotate its key")
+        message = requests.get(
+            base + "/api/a2a/account/register/message", params={"wallet_address": wallet.address}, timeout=30
+        ).json()["message"]
+        signature = wallet.sign_message(encode_defunct(text=message)).signature.hex()
+        resp = requests.post(
+            base + "/api/a2a/account/register",
+            timeout=30,
+            json={"wallet_address": wallet.address, "signature": "0x" + signature.removeprefix("0x")},
+        )
+    resp.raise_for_status()
+    body = resp.json()
+    say(
+        "register",
+        f"HTTP {resp.status_code}: api_key {body['api_key'][:10]}... (shown once), "
+        f"balance {body['credit_balance_usdc']} USDC, treasury {body['treasury_address']}",
+    )
+    return body["api_key"]
+
+
+def deposit(stack: dict, wallet) -> str:
+    w3 = Web3(Web3.HTTPProvider(stack["chain_rpc_url"]))
+    token = w3.eth.contract(address=Web3.to_checksum_address(stack["usdc_address"]), abi=TRANSFER_ABI)
+    tx = token.functions.transfer(
+        Web3.to_checksum_address(stack["treasury_address"]), DEPOSIT_USDC * 10**6
+    ).build_transaction(
+        {
+            "from": wallet.address,
+            "nonce": w3.eth.get_transaction_count(wallet.address),
+            "chainId": stack["chain_id"],
+            "gas": 100_000,
+            "maxFeePerGas": w3.eth.gas_price * 2,
+            "maxPriorityFeePerGas": 0,
+        }
+    )
+    tx_hash = w3.eth.send_raw_transaction(wallet.sign_transaction(tx).raw_transaction)
+    receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
+    say(
+        "deposit",
+        f"sent {DEPOSIT_USDC} USDC to the treasury: tx 0x{bytes(tx_hash).hex().removeprefix('0x')} "
+        f"in block {receipt['blockNumber']}",
+    )
+    return "0x" + bytes(tx_hash).hex().removeprefix("0x")
+
+
+def main() -> int:
+    stack_file = ROOT / ".run" / "stack.json"
+    if not stack_file.exists():
+        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+        return 2
+    stack = json.loads(stack_file.read_text())
+    base = stack["base_url"]
+    wallet = Account.from_key(stack["demo_payer_private_key"])
+    say("credits", f"wallet {wallet.address} pays by prepaid credits this time")
+    key = register(base, wallet)
+    headers = {"X-API-Key": key}
+    before = requests.get(base + "/api/a2a/account", headers=headers, timeout=30).json()[
+        "credit_balance_usdc"
+    ]
+    tx_hash = deposit(stack, wallet)
+    started = time.monotonic()
+    last_state = None
+    while time.monotonic() - started < 60:
+        account = requests.get(base + "/api/a2a/account", headers=headers, timeout=30).json()
+        mine = [d for d in account["deposits"] if d["tx_hash"] == tx_hash]
+        state = mine[0]["state"] if mine else "not seen yet"
+        if state != last_state:
+            print(f"  {time.monotonic() - started:5.1f} s: deposit {state}", flush=True)
+            last_state = state
+        if state == "credited":
+            say(
+                "credited",
+                f"in {time.monotonic() - started:.1f} s: balance {before} -> "
+                f"{account['credit_balance_usdc']} USDC (bonus {mine[0]['bonus_usdc']})",
+            )
+            break
+        time.sleep(0.5)
+    else:
+        print("the deposit was not credited within 60 s (is the Celery worker running?)", file=sys.stderr)
+        return 1
+    url = base + "/api/a2a/x402/payments/dual-rail-status"
+    resp = requests.get(url, headers=headers, timeout=30)
+    say(
+        "call",
+        f"GET {url} with X-API-Key -> HTTP {resp.status_code}, charged "
+        f"{resp.headers.get('X-Credit-Charged')} USDC, balance {resp.headers.get('X-Credit-Balance')} USDC",
+    )
+    print(json.dumps(resp.json(), indent=2)[:600])
+    return 0 if resp.status_code == 200 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
