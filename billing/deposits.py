@@ -24,11 +24,12 @@ from django.db import IntegrityError, transaction
 from web3 import Web3
 
 from billing.credits import deposit_settle
-from billing.models import ChainCursor, Deposit
+from billing.models import ChainCursor, Deposit, Payment
 
 logger = logging.getLogger(__name__)
 
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+AUTHORIZATION_USED_TOPIC = "0x98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5"
 CURSOR_NAME = "usdc-deposits"
 LOCK_KEY = "lock:deposit-scan"
 
@@ -67,6 +68,24 @@ def _logs(w3: Web3, frm: int, to: int) -> list[dict]:
             "toBlock": hex(to),
         }
     )
+
+
+def _is_x402_sale(w3: Web3, log: dict) -> bool:
+    """A transfer to the treasury that settles one of our x402 payments is a sale, not a
+    deposit. The EIP-3009 settlement emits AuthorizationUsed(authorizer, nonce) in the same
+    transaction, and that (payer, nonce) was claimed as a Payment before it was broadcast."""
+    receipt = w3.eth.get_transaction_receipt(log["transactionHash"])
+    for item in receipt["logs"]:
+        topics = ["0x" + bytes(t).hex().removeprefix("0x") for t in item["topics"]]
+        if (
+            len(topics) == 3
+            and topics[0] == AUTHORIZATION_USED_TOPIC
+            and item["address"].lower() == settings.USDC_ADDRESS.lower()
+        ):
+            payer = "0x" + topics[1][-40:]
+            if Payment.objects.filter(payer=payer, nonce=topics[2]).exists():
+                return True
+    return False
 
 
 def _record(log: dict, state: str) -> Deposit | None:
@@ -134,6 +153,8 @@ def _scan(w3: Web3, max_ranges: int) -> ScanResult:
         seen: set[tuple[str, int]] = set()
         with transaction.atomic():
             for log in logs:
+                if _is_x402_sale(w3, log):
+                    continue
                 deposit = _record(log, Deposit.State.PENDING)
                 seen.add((deposit.tx_hash, deposit.log_index))
                 result.recorded += 1
@@ -155,6 +176,8 @@ def _scan(w3: Web3, max_ranges: int) -> ScanResult:
     if safe < head:
         # Not yet confirmed: shown to the account as pending, never credited here.
         for log in _logs(w3, max(safe + 1, cursor.block_number + 1), head):
+            if _is_x402_sale(w3, log):
+                continue
             deposit = _record(log, Deposit.State.PENDING)
             if deposit is not None and deposit.state == Deposit.State.PENDING:
                 result.pending += 1

@@ -179,3 +179,60 @@ def test_overlapping_scans_credit_each_deposit_once(watcher):
     deposits_scan()  # whatever a loser left undone
     assert balance(3) == 6 * USDC
     assert LedgerEntry.objects.filter(kind="deposit").count() == 3 and ledger_audit() == []
+
+
+@pytest.mark.django_db
+def test_an_x402_settlement_to_the_treasury_is_a_sale_not_a_deposit(watcher, settings):
+    """The payer's x402 payment moves USDC to the treasury too; it must not become credit."""
+    import secrets
+    import time
+
+    from x402.mechanisms.evm.eip712 import hash_eip3009_authorization
+    from x402.mechanisms.evm.types import ExactEIP3009Authorization
+
+    from billing.models import Payment
+    from catalog.models import Sku
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    payer = dev_account(3)
+    account_register(wallet_address=payer.address)
+    usdc_mint(watcher.w3, usdc_address=watcher.token.address, to=payer.address, amount_atomic=USDC)
+    nonce = "0x" + secrets.token_hex(32)
+    auth = ExactEIP3009Authorization(
+        from_address=payer.address,
+        to=settings.TREASURY_ADDRESS,
+        value="80000",
+        valid_after="0",
+        valid_before=str(int(time.time()) + 600),
+        nonce=nonce,
+    )
+    digest = hash_eip3009_authorization(auth, 8453, watcher.token.address, "USD Coin", "2")
+    signature = payer.unsafe_sign_hash(digest).signature
+    sku = Sku.objects.get(sku="morning_brief")
+    Payment.objects.create(
+        sku=sku,
+        resource="r",
+        payer=payer.address.lower(),
+        nonce=nonce,
+        amount_atomic=80_000,
+        network="eip155:8453",
+        asset=watcher.token.address,
+        pay_to=settings.TREASURY_ADDRESS,
+        state=Payment.State.SETTLED,
+    )
+    tx = watcher.token.functions.transferWithAuthorization(
+        payer.address,
+        settings.TREASURY_ADDRESS,
+        80_000,
+        0,
+        int(auth.valid_before),
+        bytes.fromhex(nonce[2:]),
+        signature,
+    ).transact({"from": dev_account(1).address})
+    watcher.w3.eth.wait_for_transaction_receipt(tx)
+    send(watcher, 3, 20_000)  # and a real deposit of 0.02
+    mine(watcher, 2)
+    deposits_scan()
+    assert list(Deposit.objects.values_list("amount_atomic", flat=True)) == [20_000]
+    assert balance(3) == 20_000
