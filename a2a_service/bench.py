@@ -152,9 +152,10 @@ def print_table(title: str, results: dict[str, list[dict[str, float]]], metric_n
     return med
 
 
-def run_wrk(url: str) -> dict[str, float]:
+def run_wrk(url: str, headers: dict[str, str] | None = None) -> dict[str, float]:
+    extra = [arg for name, value in (headers or {}).items() for arg in ("-H", f"{name}: {value}")]
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{DURATION}s", "--latency", url],
+        ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{DURATION}s", "--latency", *extra, url],
         capture_output=True,
         text=True,
         check=True,
@@ -233,10 +234,47 @@ def x402_scenario(env: dict[str, str]) -> None:
         )
         ratio = med["granian (ours)"]["rps"] / med["x402-fastapi"]["rps"]
         print(f"ratio ours/reference req/s: {ratio:.2f}x  (target >= 1.5x)")
+        credit_scenario(ours_url, env, med["x402-fastapi"]["rps"])
         paid_latency(ours_url, env)
     finally:
         for proc in reversed(procs):
             stop(proc)
+
+
+def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> None:
+    """A call paid from prepaid credits: authenticate the key, debit the price in one
+    conditional UPDATE with its ledger row, run the product, commit."""
+    script = (
+        "from billing.credits import account_register, credit_add\n"
+        "import secrets\n"
+        "reg = account_register(wallet_address='0x' + secrets.token_hex(20))\n"
+        "credit_add(account_id=reg.account.id, amount_atomic=10**12, kind='adjustment', reason='bench')\n"
+        "print(reg.api_key)\n"
+    )
+    key = (
+        subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", script],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    url = base + "/api/a2a/x402/payments/dual-rail-status"
+    runs = []
+    for _ in range(ROUNDS):
+        run_wrk(url, {"X-API-Key": key})
+        runs.append(run_wrk(url, {"X-API-Key": key}))
+    med = print_table(
+        "credit-debited call (X-API-Key, 0.01 USDC each)",
+        {"granian (ours)": runs},
+        f"  (database: {'PostgreSQL' if 'postgres' in env.get('DATABASE_URL', '') else 'SQLite'})",
+    )
+    ratio = med["granian (ours)"]["rps"] / reference_rps
+    print(f"ratio credit call / reference 402 challenge req/s: {ratio:.2f}x  (target >= 0.5x)")
 
 
 def paid_latency(base: str, env: dict[str, str], calls: int = 15) -> None:
@@ -309,7 +347,26 @@ def main() -> int:
             stop(redis_proc)
 
 
+def ensure_postgres(env: dict[str, str]) -> None:
+    """The credit scenario is measured on PostgreSQL: DATABASE_URL if given, else this
+    machine's server (a database a2a_bench is created); SQLite if neither is there."""
+    if env.get("DATABASE_URL"):
+        return
+    try:
+        import psycopg
+
+        with psycopg.connect(
+            "postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True, connect_timeout=3
+        ) as c:
+            if not c.execute("SELECT 1 FROM pg_database WHERE datname = 'a2a_bench'").fetchone():
+                c.execute("CREATE DATABASE a2a_bench")
+        env["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/a2a_bench"
+    except Exception as exc:
+        print(f"no PostgreSQL at 127.0.0.1:5432 ({exc}); measuring on SQLite")
+
+
 def run_scenarios(env: dict[str, str]) -> int:
+    ensure_postgres(env)
     print(f"database: {env.get('DATABASE_URL', 'SQLite (.run/bench)')}; redis: {env['REDIS_URL']}")
     prepare(env)
     only = os.environ.get("BENCH_ONLY", "")
