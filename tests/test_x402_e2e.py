@@ -277,3 +277,23 @@ def test_facilitator_health_reads_the_self_hosted_facilitators_kinds(paid_stack)
     store = requests.get(paid_stack.url + "/api/a2a/discovery/storefront", timeout=30).json()
     assert requests.get(store["well_known_x402"], timeout=30).json()["facilitator"] == body["facilitator"]
     assert body["facilitator"] + "/verify" in store["validate_hint"]
+
+
+def test_the_self_hosted_facilitator_refuses_to_settle_for_strangers(paid_stack):
+    """Its gas key pays only for payments to this service's treasury in its USDC."""
+    required = challenge(paid_stack.url + BRIEF)
+    stranger = dev_account(6).address
+    header = signed_header(required, pay_to=stranger)
+    payload = json.loads(base64.b64decode(header))
+    requirements = payload["accepted"]
+    before = balances(paid_stack)
+    for op in ("verify", "settle"):
+        resp = requests.post(
+            f"{paid_stack.url}/api/a2a/facilitator/{op}",
+            timeout=30,
+            json={"x402Version": 2, "paymentPayload": payload, "paymentRequirements": requirements},
+        )
+        body = resp.json()
+        assert resp.status_code == 200 and (body.get("isValid") is False or body.get("success") is False)
+        assert "recipient_mismatch" in (body.get("invalidReason") or body.get("errorReason"))
+    assert balances(paid_stack) == before

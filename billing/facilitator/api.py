@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
@@ -79,6 +80,21 @@ def _parse(request: Request):
     return payload, requirements
 
 
+NOT_SERVED = "invalid_exact_evm_payload_recipient_mismatch"
+
+
+def _not_served(requirements: Any) -> str | None:
+    """This facilitator pays gas only for payments to this service: its treasury, its token.
+    Anyone else's authorization is refused, so the gas key cannot be spent by strangers."""
+    pay_to = getattr(requirements, "pay_to", "") or ""
+    asset = getattr(requirements, "asset", "") or ""
+    if pay_to.lower() != settings.TREASURY_ADDRESS.lower():
+        return "this facilitator settles only payments to this service's treasury"
+    if asset.lower() != settings.USDC_ADDRESS.lower():
+        return "this facilitator settles only this service's USDC"
+    return None
+
+
 def _dump(model: Any) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
@@ -108,6 +124,9 @@ class FacilitatorVerifyView(ApiView):
     def post(self, request: Request) -> Response:
         facilitator = _facilitator()
         payload, requirements = _parse(request)
+        refused = _not_served(requirements)
+        if refused:
+            return Response(_dump(VerifyOut(isValid=False, invalidReason=NOT_SERVED, invalidMessage=refused)))
         try:
             result = facilitator.verify(payload, requirements)
         except Exception as exc:  # unsupported scheme/network, malformed scheme payload, RPC failure
@@ -129,6 +148,19 @@ class FacilitatorSettleView(ApiView):
     def post(self, request: Request) -> Response:
         facilitator = _facilitator()
         payload, requirements = _parse(request)
+        refused = _not_served(requirements)
+        if refused:
+            return Response(
+                _dump(
+                    SettleOut(
+                        success=False,
+                        errorReason=NOT_SERVED,
+                        errorMessage=refused,
+                        transaction="",
+                        network=str(getattr(requirements, "network", "")),
+                    )
+                )
+            )
         try:
             result = facilitator.settle(payload, requirements)
         except Exception as exc:
