@@ -14,3 +14,5 @@ class BillingConfig(AppConfig):
         route_mark_available("x402")
         # Prepaid credits (billing/api/views.py CreditRouteView, billing/deposits.py watcher).
         route_mark_available("credits")
+        # Prepaid sessions (sessions_app: packs are products, calls debit the session).
+        route_mark_available("sessions")

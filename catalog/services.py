@@ -127,6 +127,10 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
             defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks},
         )
 
+    from sessions_app.services import session_packs_seed
+
+    session_packs_seed()
+
     # The chain this deployment settles on is the first RPC endpoint the index probes.
     RpcEndpoint.objects.get_or_create(name="configured chain RPC", defaults={"url": settings.CHAIN_RPC_URL})
     return created

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+from django.db.models import Count
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from pydantic import Field
+from pydantic import BaseModel, Field
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog.api import schemas as s
-from catalog.api.errors import NotFound, Unauthorized
+from catalog.api.errors import Forbidden, NotFound, PaymentRequired, ProductUnavailable, Unauthorized
 from catalog.api.inputs import QueryModel, parse_query, query_parameters
-from catalog.api.views import ApiView
+from catalog.api.views import ApiView, base_url, ok
+from catalog.formats import iso
 from catalog.models import Sku
+from catalog.products.registry import ProductCall, ProductFailed, product_get
+from sessions_app.models import PrepaidSession
+from sessions_app.services import SessionUnavailable, session_run
 
 BUY_HINT = {"buy": "/api/a2a/x402/session/desk-pack", "enterprise": "/api/a2a/x402/session/enterprise-pack"}
 
@@ -22,9 +27,22 @@ class SessionStatusQuery(QueryModel):
     token: Annotated[str, Field(min_length=8, max_length=128, description="session token")]
 
 
-def session_by_token(token: str) -> None:
-    """Sessions are sold through x402; until that route is open no token exists."""
-    raise NotFound("unknown session token", extra=BUY_HINT)
+class SessionStatusOut(BaseModel):
+    pack: str
+    calls_total: int
+    calls_used: int
+    calls_remaining: int
+    expires_at: str
+    expired: bool
+    usage_by_sku: dict[str, int]
+    skus: list[str]
+
+
+def session_by_token(token: str) -> PrepaidSession:
+    session = PrepaidSession.objects.select_related("pack__sku").filter(token=token).first()
+    if session is None:
+        raise NotFound("unknown session token", extra=BUY_HINT)
+    return session
 
 
 class SessionStatusView(ApiView):
@@ -33,11 +51,26 @@ class SessionStatusView(ApiView):
         summary="Calls used and remaining on a prepaid session",
         operation_id="session_status",
         parameters=query_parameters(SessionStatusQuery),
-        responses={200: OpenApiResponse({"type": "object"}), 404: s.ErrorOut, 422: s.HTTPValidationError},
+        responses={200: SessionStatusOut, 404: s.ErrorOut, 422: s.HTTPValidationError},
     )
     def get(self, request: Request) -> Response:
-        query = parse_query(request, SessionStatusQuery)
-        session_by_token(query.token)
+        session = session_by_token(parse_query(request, SessionStatusQuery).token)
+        usage = dict(
+            session.calls.values_list("sku__sku").annotate(n=Count("id")).values_list("sku__sku", "n")
+        )
+        skus = sorted(session.pack.covered_skus.filter(status=Sku.Status.LIVE).values_list("sku", flat=True))
+        return ok(
+            SessionStatusOut(
+                pack=session.pack.sku.sku,
+                calls_total=session.calls_total,
+                calls_used=session.calls_used,
+                calls_remaining=session.calls_remaining,
+                expires_at=iso(session.expires_at) or "",
+                expired=session.expired,
+                usage_by_sku=usage,
+                skus=skus,
+            )
+        )
 
 
 class SessionCallView(ApiView):
@@ -66,11 +99,38 @@ class SessionCallView(ApiView):
         },
     )
     def get(self, request: Request, sku: str) -> Response:
-        if not Sku.objects.live().filter(sku=sku).exists():
+        target = Sku.objects.live().filter(sku=sku).first()
+        if target is None:
             raise NotFound(f"unknown SKU {sku!r}")
         token = request.headers.get("X-Session-Token") or request.query_params.get("token") or ""
         if not token:
             raise Unauthorized(
                 "a session token is required (X-Session-Token header or token query)", extra=BUY_HINT
             )
-        session_by_token(token)
+        session = session_by_token(token)
+        if not session.pack.covered_skus.filter(pk=target.pk).exists():
+            raise Forbidden(
+                f"this session does not cover {sku}", extra={"covered": "/api/a2a/session/status"}
+            )
+        product = product_get(target.sku)
+        if product is None:
+            raise ProductUnavailable(
+                f"{sku} is not available yet; no call was used", extra={"sku": sku, "charged": False}
+            )
+        params = parse_query(request, product.params) if product.params else None
+        call = ProductCall(sku=target, params=params, base_url=base_url(request), payer=session.buyer)
+        if product.price_for:
+            product.price_for(call)  # validates the item (404) before any call is used
+        try:
+            content, used = session_run(session=session, sku=target, run=lambda: product.run(call))
+        except SessionUnavailable:
+            session.refresh_from_db()
+            why = "expired" if session.expired else "used up"
+            raise PaymentRequired(
+                f"this session is {why}; buy another pack",
+                extra={**BUY_HINT, "code": "session_" + why.replace(" ", "_")},
+            ) from None
+        except ProductFailed as exc:
+            raise ProductUnavailable(str(exc), extra={"sku": sku, "charged": False}) from exc
+        headers: dict[str, Any] = {"X-Session-Calls-Remaining": str(session.calls_total - used)}
+        return Response(content, headers=headers)
