@@ -90,4 +90,13 @@ def paid_stack(chain, live_server, settings, transactional_db):
     settings.CHAIN_RPC_URL = chain.url
     settings.FACILITATOR_URL = live_server.url + "/api/a2a/facilitator"
     settings.FACILITATOR_PRIVATE_KEY = "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x")
-    return SimpleNamespace(url=live_server.url, chain=chain, treasury=settings.TREASURY_ADDRESS)
+    yield SimpleNamespace(url=live_server.url, chain=chain, treasury=settings.TREASURY_ADDRESS)
+    # The service's facilitator client keeps connections alive to the live server; close them
+    # so no server thread is left waiting on one when the live server stops.
+    from billing.x402.facilitator_client import _client, facilitator_client
+
+    facilitator_client().close()
+    _client.cache_clear()
+    import catalog.http
+
+    catalog.http._session.close()

@@ -38,8 +38,8 @@ def test_buying_a_desk_pack_by_x402_returns_a_session(paid_stack):
     # The client caps a payment at $1 by default; this agent agrees to pay up to $5 for a pack.
     client = register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
     client.set_spend_controls({"max_amount_per_payment": "$5"})
-    session = wrapRequestsWithPayment(requests.Session(), client)
-    resp = session.get(paid_stack.url + "/api/a2a/x402/session/desk-pack", timeout=30)
+    with wrapRequestsWithPayment(requests.Session(), client) as session:
+        resp = session.get(paid_stack.url + "/api/a2a/x402/session/desk-pack", timeout=30)
     assert resp.status_code == 200, resp.text
     body = resp.json()
     assert len(body["token"]) >= 32 and body["calls_total"] == 40 and body["window_hours"] == 24

@@ -37,6 +37,23 @@ def brief(paid_stack):
     )
 
 
+_SESSIONS: list[requests.Session] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_paying_sessions():
+    """Keep-alive connections left open would hold live-server threads at shutdown."""
+    yield
+    while _SESSIONS:
+        _SESSIONS.pop().close()
+
+
+def paying_session() -> requests.Session:
+    session = wrapRequestsWithPayment(requests.Session(), payer_client())
+    _SESSIONS.append(session)
+    return session
+
+
 def payer_client() -> x402ClientSync:
     return register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
 
@@ -83,7 +100,7 @@ def test_unpaid_call_is_a_402_in_both_versions(paid_stack, brief):
 
 def test_official_client_pays_and_usdc_moves_on_chain(paid_stack, brief):
     before_payer, before_treasury = balances(paid_stack)
-    session = wrapRequestsWithPayment(requests.Session(), payer_client())
+    session = paying_session()
     resp = session.get(paid_stack.url + BRIEF, timeout=30)
     assert resp.status_code == 200, resp.text
     assert resp.json()["body"] == "The full brief: rates, CPI, FX."
@@ -216,7 +233,7 @@ def test_admin_price_edit_changes_the_next_challenge(paid_stack, brief, admin_cl
     data["price_usdc"] = "0.11"
     assert admin_client.post(f"/admin/catalog/sku/{sku.pk}/change/", data).status_code == 302
     assert challenge(paid_stack.url + BRIEF).accepts[0].amount == "110000"
-    session = wrapRequestsWithPayment(requests.Session(), payer_client())
+    session = paying_session()
     assert session.get(paid_stack.url + BRIEF, timeout=30).status_code == 200
     assert Payment.objects.get().amount_atomic == 110_000
 
@@ -241,7 +258,7 @@ def test_news_unlock_charges_the_items_price(paid_stack):
     )
     url = f"{paid_stack.url}/api/a2a/x402/news/unlock?news_id={item.id}"
     assert challenge(url).accepts[0].amount == "180000"
-    session = wrapRequestsWithPayment(requests.Session(), payer_client())
+    session = paying_session()
     resp = session.get(url, timeout=30)
     assert resp.status_code == 200 and resp.json()["body"] == "Full text of the Fed story"
 
