@@ -162,5 +162,9 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # credit accounts
         ("GET", "/api/a2a/account"),
         ("GET", "/api/a2a/account/register/message"),
+        # webhook subscriptions
+        ("GET", "/api/a2a/account/webhooks"),
+        ("DELETE", "/api/a2a/account/webhooks/{subscription_id}"),
+        ("POST", "/api/a2a/account/webhooks/{subscription_id}/test"),
     }
 )

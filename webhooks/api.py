@@ -1,8 +1,9 @@
-"""Webhook subscriptions."""
+"""Webhook subscriptions of a credit account (X-API-Key)."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from pydantic import BaseModel, Field
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -10,26 +11,137 @@ from billing.api.auth import api_key_account
 from billing.api.views import API_KEY_HEADER
 from catalog.api import schemas as s
 from catalog.api.bodies import A2aWebhookRegisterBody
-from catalog.api.errors import ProductUnavailable
+from catalog.api.errors import NotFound, RequestValidationError
 from catalog.api.inputs import parse_body
-from catalog.api.views import ApiView
+from catalog.api.views import ApiView, ok
+from catalog.formats import iso
+from webhooks.models import WebhookSubscription
+from webhooks.services import TargetRefused, event_publish, subscription_create
+
+
+class SubscriptionOut(BaseModel):
+    id: int
+    url: str
+    events: list[str]
+    description: str
+    is_active: bool
+    disabled_reason: str
+    created_at: str
+
+
+class SubscriptionCreatedOut(SubscriptionOut):
+    secret: str = Field(
+        description="whsec_… signing secret, shown once: verify deliveries with it (Standard Webhooks)"
+    )
+
+
+class SubscriptionsOut(BaseModel):
+    subscriptions: list[SubscriptionOut]
+
+
+class TestEventOut(BaseModel):
+    event_id: str
+    webhook_id: str
+    deliveries: int
+
+
+def _out(sub: WebhookSubscription) -> dict:
+    return {
+        "id": sub.id,
+        "url": sub.url,
+        "events": list(sub.events),
+        "description": sub.description,
+        "is_active": sub.is_active,
+        "disabled_reason": sub.disabled_reason,
+        "created_at": iso(sub.created_at) or "",
+    }
+
+
+AUTH = {401: s.UnauthorizedOut}
 
 
 class WebhookRegisterView(ApiView):
     @extend_schema(
         tags=["accounts"],
         summary="Register a webhook subscription",
+        description="Deliveries are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, "
+        "webhook-signature) using the returned secret, retried on the Standard Webhooks schedule, and "
+        "disabled when the receiver answers 410. Targets must be https and resolve to public addresses.",
         operation_id="account_webhooks_register",
         request=A2aWebhookRegisterBody,
         parameters=[API_KEY_HEADER],
-        responses={
-            201: OpenApiResponse({"type": "object"}),
-            401: s.UnauthorizedOut,
-            422: s.HTTPValidationError,
-            503: s.ProductUnavailableOut,
-        },
+        responses={201: SubscriptionCreatedOut, **AUTH, 422: s.HTTPValidationError},
     )
     def post(self, request: Request) -> Response:
-        api_key_account(request)
-        parse_body(request, A2aWebhookRegisterBody)
-        raise ProductUnavailable("webhook push is not available yet", extra={"sku": "signal_desk_pack"})
+        account = api_key_account(request)
+        body = parse_body(request, A2aWebhookRegisterBody)
+        try:
+            sub = subscription_create(
+                account=account, url=body.url, events=list(body.events), description=body.description or ""
+            )
+        except TargetRefused as exc:
+            raise RequestValidationError.single(["body", "url"], str(exc), "webhook_target") from None
+        return ok(SubscriptionCreatedOut(**_out(sub), secret=sub.secret), status=201)
+
+
+class WebhookListView(ApiView):
+    @extend_schema(
+        tags=["accounts"],
+        summary="Your webhook subscriptions",
+        operation_id="account_webhooks_list",
+        parameters=[API_KEY_HEADER],
+        responses={200: SubscriptionsOut, **AUTH},
+    )
+    def get(self, request: Request) -> Response:
+        account = api_key_account(request)
+        subs = WebhookSubscription.objects.filter(account=account)
+        return ok(SubscriptionsOut(subscriptions=[SubscriptionOut(**_out(x)) for x in subs]))
+
+
+def _own(request: Request, subscription_id: str) -> WebhookSubscription:
+    account = api_key_account(request)
+    sub = WebhookSubscription.objects.filter(
+        pk=int(subscription_id) if subscription_id.isdigit() else -1, account=account
+    ).first()
+    if sub is None:
+        raise NotFound("no such webhook subscription of yours")
+    return sub
+
+
+class WebhookDeleteView(ApiView):
+    @extend_schema(
+        tags=["accounts"],
+        summary="Delete one of your webhook subscriptions",
+        operation_id="account_webhooks_delete",
+        parameters=[API_KEY_HEADER],
+        responses={204: OpenApiResponse(description="deleted"), **AUTH, 404: s.ErrorOut},
+    )
+    def delete(self, request: Request, subscription_id: str) -> Response:
+        _own(request, subscription_id).delete()
+        return Response(status=204)
+
+
+class WebhookTestView(ApiView):
+    @extend_schema(
+        tags=["accounts"],
+        summary="Send a test event to one of your webhook subscriptions",
+        operation_id="account_webhooks_test",
+        parameters=[API_KEY_HEADER],
+        responses={202: TestEventOut, **AUTH, 404: s.ErrorOut},
+    )
+    def post(self, request: Request, subscription_id: str) -> Response:
+        sub = _own(request, subscription_id)
+        from django.utils import timezone
+
+        event = event_publish(
+            kind="test",
+            payload={
+                "message": "test event",
+                "subscription_id": sub.id,
+                "sent_at": timezone.now().isoformat(),
+            },
+            account_id=sub.account_id,
+            subscription_id=sub.id,
+        )
+        n = event.deliveries.filter(subscription=sub).count()
+        return ok(TestEventOut(event_id=str(event.id), webhook_id=event.message_id, deliveries=n), status=202)

@@ -231,6 +231,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "flush-counters": {"task": "catalog.tasks.flush_counters", "schedule": 30.0},
     "scan-deposits": {"task": "billing.tasks.scan_deposits", "schedule": DEPOSIT_POLL_SECONDS},
+    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": 10.0},
 }
 
 # --- The shop: chain, token, treasury, facilitator --------------------------------
@@ -259,6 +260,12 @@ INGEST_TOKEN = env("INGEST_TOKEN", default="")
 ERC8004_IDENTITY_REGISTRY = env("ERC8004_IDENTITY_REGISTRY", default="")
 ERC8004_AGENT_ID = env("ERC8004_AGENT_ID", default="")
 OUTBOUND_HTTP_TIMEOUT_SECONDS = env.float("OUTBOUND_HTTP_TIMEOUT_SECONDS", default=5.0)
+
+# --- webhooks -----------------------------------------------------------------------------
+WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=not DEBUG)
+WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
+WEBHOOK_RETRY_SCALE = env.float("WEBHOOK_RETRY_SCALE", default=1.0)
 
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200

@@ -15,3 +15,6 @@ INGEST_TOKEN = env("INGEST_TOKEN", default="local-ingest-token")
 FACILITATOR_PRIVATE_KEY = env(
     "FACILITATOR_PRIVATE_KEY", default="0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 )
+# Local receivers (the demo's, a laptop's) are plain http on loopback.
+WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=False)
+WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=True)

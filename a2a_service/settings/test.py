@@ -28,3 +28,6 @@ else:
     }
 # Throttling is exercised by its own test with a low rate; elsewhere it must not interfere.
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/min"}}  # noqa: F405
+WEBHOOKS_REQUIRE_HTTPS = False
+WEBHOOKS_ALLOW_PRIVATE_TARGETS = False  # tests that use a loopback receiver allow it explicitly
+WEBHOOK_RETRY_SCALE = 0.01

@@ -1,0 +1,228 @@
+"""Webhook push: a real receiver on loopback verifies every delivery with
+standardwebhooks.Webhook.verify; retries, 410, Retry-After, dead letters and recovery."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.utils import timezone
+from standardwebhooks import Webhook
+
+from billing.credits import account_register
+from webhooks import services
+from webhooks.models import WebhookDelivery, WebhookSubscription
+from webhooks.services import deliveries_sweep, delivery_attempt, delivery_replay, event_publish
+
+pytestmark = pytest.mark.django_db
+
+
+class Receiver:
+    """Answers with the queued statuses (then 200) and verifies each request's signature."""
+
+    def __init__(self) -> None:
+        self.statuses: list[tuple[int, dict]] = []
+        self.received: list[dict] = []
+        self.secret = ""
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                headers = {k: v for k, v in self.headers.items()}
+                try:
+                    payload = Webhook(receiver.secret).verify(body, headers)
+                    verified = True
+                except Exception:
+                    payload, verified = None, False
+                status, extra = receiver.statuses.pop(0) if receiver.statuses else (200, {})
+                receiver.received.append(
+                    {
+                        "id": headers.get("webhook-id"),
+                        "verified": verified,
+                        "payload": payload,
+                        "status": status,
+                    }
+                )
+                self.send_response(status)
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True  # the receiver is on loopback
+    r = Receiver()
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """Deliveries the code queues; the tests run the task body themselves."""
+    calls: list[int] = []
+    monkeypatch.setattr(services, "_enqueue", lambda delivery_id, countdown=0: calls.append(delivery_id))
+    return calls
+
+
+def subscribe(api, receiver, events=("copy_signal",)) -> tuple[str, dict]:
+    key = account_register(wallet_address="0x" + "9" * 40).api_key
+    resp = api.post(
+        "/api/a2a/account/webhooks/register",
+        {"url": receiver.url, "events": list(events)},
+        format="json",
+        HTTP_X_API_KEY=key,
+    )
+    assert resp.status_code == 201, resp.content
+    receiver.secret = resp.json()["secret"]
+    return key, resp.json()
+
+
+def run_until_settled(delivery: WebhookDelivery, max_attempts: int = 12) -> WebhookDelivery:
+    for _ in range(max_attempts):
+        WebhookDelivery.objects.filter(pk=delivery.pk, state="pending").update(next_attempt_at=timezone.now())
+        delivery_attempt(delivery_id=delivery.pk)
+        delivery.refresh_from_db()
+        if delivery.state in (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.DEAD):
+            break
+    return delivery
+
+
+def test_register_list_delete_and_the_secret_shown_once(api, receiver):
+    key, sub = subscribe(api, receiver)
+    assert sub["secret"].startswith("whsec_") and sub["events"] == ["copy_signal"]
+    listed = api.get("/api/a2a/account/webhooks", HTTP_X_API_KEY=key).json()["subscriptions"]
+    assert [s["id"] for s in listed] == [sub["id"]] and "secret" not in listed[0]
+    other = account_register(wallet_address="0x" + "8" * 40).api_key
+    assert api.delete(f"/api/a2a/account/webhooks/{sub['id']}", HTTP_X_API_KEY=other).status_code == 404
+    assert api.delete(f"/api/a2a/account/webhooks/{sub['id']}", HTTP_X_API_KEY=key).status_code == 204
+    assert (
+        api.post(
+            "/api/a2a/account/webhooks/register",
+            {"url": receiver.url, "events": ["copy_signal"]},
+            format="json",
+        ).status_code
+        == 401
+    )
+
+
+def test_private_targets_are_refused_unless_allowed(api, settings):
+    key = account_register(wallet_address="0x" + "9" * 40).api_key
+    for url in (
+        "http://127.0.0.1:9/x",
+        "http://10.0.0.5/x",
+        "http://169.254.169.254/latest",
+        "http://localhost/x",
+    ):
+        resp = api.post(
+            "/api/a2a/account/webhooks/register",
+            {"url": url, "events": ["copy_signal"]},
+            format="json",
+            HTTP_X_API_KEY=key,
+        )
+        assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["body", "url"], url
+    settings.WEBHOOKS_REQUIRE_HTTPS = True
+    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
+    resp = api.post(
+        "/api/a2a/account/webhooks/register",
+        {"url": "http://127.0.0.1:9/x", "events": ["copy_signal"]},
+        format="json",
+        HTTP_X_API_KEY=key,
+    )
+    assert resp.status_code == 422 and "https" in resp.json()["detail"][0]["msg"]
+
+
+def test_a_test_event_is_delivered_signed(api, receiver, queued):
+    key, sub = subscribe(api, receiver)
+    with_commit = api.post(f"/api/a2a/account/webhooks/{sub['id']}/test", HTTP_X_API_KEY=key)
+    assert with_commit.status_code == 202
+    delivery = WebhookDelivery.objects.get()
+    assert run_until_settled(delivery).state == "delivered"
+    got = receiver.received[0]
+    assert (
+        got["verified"] and got["id"] == with_commit.json()["webhook_id"] and got["payload"]["type"] == "test"
+    )
+
+
+def test_a_receiver_down_at_first_gets_the_event_once_later_with_the_same_id(api, receiver, queued):
+    subscribe(api, receiver)
+    receiver.statuses = [(500, {}), (502, {})]
+    event_publish(kind="copy_signal", payload={"symbol": "BTC/USDT", "side": "long"})
+    delivery = run_until_settled(WebhookDelivery.objects.get())
+    assert delivery.state == "delivered" and delivery.attempts == 3
+    assert [r["status"] for r in receiver.received] == [500, 502, 200]
+    assert len({r["id"] for r in receiver.received}) == 1 and all(r["verified"] for r in receiver.received)
+    assert delivery.attempt_log.count() == 3
+
+
+def test_410_disables_the_subscription(api, receiver, queued):
+    subscribe(api, receiver)
+    receiver.statuses = [(410, {})]
+    event_publish(kind="copy_signal", payload={"n": 1})
+    assert run_until_settled(WebhookDelivery.objects.get()).state == "dead"
+    sub = WebhookSubscription.objects.get()
+    assert sub.is_active is False and "410" in sub.disabled_reason
+    event_publish(kind="copy_signal", payload={"n": 2})
+    assert WebhookDelivery.objects.count() == 1  # no new delivery to a disabled subscription
+
+
+def test_429_honours_retry_after(api, receiver, queued, settings):
+    settings.WEBHOOK_RETRY_SCALE = 1.0
+    subscribe(api, receiver)
+    receiver.statuses = [(429, {"Retry-After": "120"})]
+    event_publish(kind="copy_signal", payload={"n": 1})
+    delivery = WebhookDelivery.objects.get()
+    delivery_attempt(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.state == "pending" and delivery.next_attempt_at > timezone.now() + timedelta(seconds=100)
+
+
+def test_after_the_last_attempt_it_is_dead_lettered_and_staff_can_replay_it(api, receiver, queued):
+    subscribe(api, receiver)
+    receiver.statuses = [(500, {})] * 8
+    event_publish(kind="copy_signal", payload={"n": 1})
+    delivery = run_until_settled(WebhookDelivery.objects.get(), max_attempts=20)
+    assert delivery.state == "dead" and delivery.attempts == 8
+    delivery_replay(delivery_id=delivery.pk)
+    assert run_until_settled(delivery).state == "delivered"
+    assert len({r["id"] for r in receiver.received}) == 1
+
+
+def test_a_claim_whose_worker_died_is_swept_and_delivered_once(api, receiver, queued):
+    subscribe(api, receiver)
+    event_publish(kind="copy_signal", payload={"n": 1})
+    delivery = WebhookDelivery.objects.get()
+    assert services.delivery_claim(delivery_id=delivery.pk) is not None  # the worker dies here
+    assert delivery_attempt(delivery_id=delivery.pk) == "not_due"  # still leased: nobody else sends
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    queued.clear()
+    assert deliveries_sweep() == 1 and queued == [delivery.pk]
+    assert delivery_attempt(delivery_id=delivery.pk) == "delivered"
+    assert len(receiver.received) == 1 and json.dumps(receiver.received[0]["payload"]["data"]) == '{"n": 1}'
+
+
+def test_a_test_event_goes_only_to_the_chosen_subscription(api, receiver, queued):
+    key, sub = subscribe(api, receiver)
+    api.post(
+        "/api/a2a/account/webhooks/register",
+        {"url": receiver.url, "events": ["copy_signal"]},
+        format="json",
+        HTTP_X_API_KEY=key,
+    )
+    api.post(f"/api/a2a/account/webhooks/{sub['id']}/test", HTTP_X_API_KEY=key)
+    assert list(WebhookDelivery.objects.values_list("subscription_id", flat=True)) == [sub["id"]]

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.http import HttpRequest
+
+from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
+from webhooks.services import delivery_replay
+
+
+class ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(WebhookSubscription)
+class WebhookSubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["id", "account", "url", "is_active", "disabled_reason", "created_at"]
+    list_filter = ["is_active"]
+    search_fields = ["url", "account__wallet_address"]
+    exclude = ["secret"]
+
+
+@admin.register(WebhookEvent)
+class WebhookEventAdmin(ReadOnly):
+    list_display = ["created_at", "kind", "id"]
+    list_filter = ["kind"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnly):
+    list_display = [
+        "created_at",
+        "event",
+        "subscription",
+        "state",
+        "attempts",
+        "last_status",
+        "next_attempt_at",
+    ]
+    list_filter = ["state"]
+    actions = ["replay"]
+
+    @admin.action(description="Replay selected dead-lettered deliveries")
+    def replay(self, request: HttpRequest, queryset) -> None:
+        ids = list(queryset.filter(state=WebhookDelivery.State.DEAD).values_list("id", flat=True))
+        for delivery_id in ids:
+            delivery_replay(delivery_id=delivery_id)
+        self.message_user(request, f"{len(ids)} delivery(ies) queued again", messages.SUCCESS)
+
+
+@admin.register(DeliveryAttempt)
+class DeliveryAttemptAdmin(ReadOnly):
+    list_display = ["attempted_at", "delivery", "status_code", "latency_ms", "error"]
+    list_filter = ["status_code"]

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from webhooks.services import deliveries_sweep, delivery_attempt
+
+
+@shared_task(ignore_result=True, acks_late=True)
+def deliver(delivery_id: int) -> str:
+    """Takes an id; a duplicate or early message finds nothing due and does nothing."""
+    return delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task(ignore_result=True)
+def sweep_deliveries() -> int:
+    return deliveries_sweep()
