@@ -6,7 +6,13 @@ from django.urls import include, path
 from agents.api import AgentChatView, AgentHubChatView, AgentHubView, AgentView
 from catalog.api.openapi import OpenApiDocumentView
 from sessions_app.api import SessionCallView, SessionStatusView
-from webhooks.api import WebhookDeleteView, WebhookListView, WebhookRegisterView, WebhookTestView
+from webhooks.api import (
+    WebhookDeleteView,
+    WebhookEventsView,
+    WebhookListView,
+    WebhookRegisterView,
+    WebhookTestView,
+)
 
 handler404 = "catalog.api.errors.json_not_found"
 handler500 = "catalog.api.errors.json_server_error"
@@ -21,6 +27,7 @@ urlpatterns = [
     path("api/a2a/session/call/<str:sku>", SessionCallView.as_view()),
     path("api/a2a/account/webhooks/register", WebhookRegisterView.as_view()),
     path("api/a2a/account/webhooks", WebhookListView.as_view()),
+    path("api/a2a/webhooks/events", WebhookEventsView.as_view()),
     path("api/a2a/account/webhooks/<str:subscription_id>", WebhookDeleteView.as_view()),
     path("api/a2a/account/webhooks/<str:subscription_id>/test", WebhookTestView.as_view()),
     path("api/a2a/agents/<str:slug>", AgentView.as_view()),

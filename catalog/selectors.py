@@ -330,9 +330,17 @@ def manifest(base: str) -> s.ManifestOut:
             "mcp_catalog": absolute(base, "/api/a2a/mcp/catalog"),
             "agents": absolute(base, "/api/a2a/agents/catalog"),
             "topup_info": absolute(base, "/api/a2a/account/topup-info"),
+            "webhook_events": absolute(base, "/api/a2a/webhooks/events"),
         },
+        attestation_signer=_attestation_signer(),
         skus=[sku_out(x) for x in live_skus()],
     )
+
+
+def _attestation_signer() -> str:
+    from webhooks.events import attestation_signer
+
+    return attestation_signer()
 
 
 def agent_skill(raw: dict[str, Any]) -> s.AgentSkillOut:

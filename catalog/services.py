@@ -131,6 +131,12 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
 
     session_packs_seed()
 
+    from webhooks.events import DEFAULT_EVENT_PRICES
+    from webhooks.models import EventPrice
+
+    for kind, price in DEFAULT_EVENT_PRICES.items():
+        EventPrice.objects.get_or_create(kind=kind, defaults={"price_atomic": price})
+
     # The chain this deployment settles on is the first RPC endpoint the index probes.
     RpcEndpoint.objects.get_or_create(name="configured chain RPC", defaults={"url": settings.CHAIN_RPC_URL})
     return created

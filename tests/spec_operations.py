@@ -164,6 +164,7 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/account/register/message"),
         # webhook subscriptions
         ("GET", "/api/a2a/account/webhooks"),
+        ("GET", "/api/a2a/webhooks/events"),
         ("DELETE", "/api/a2a/account/webhooks/{subscription_id}"),
         ("POST", "/api/a2a/account/webhooks/{subscription_id}/test"),
     }

@@ -14,7 +14,7 @@ from standardwebhooks import Webhook
 
 from billing.credits import account_register
 from webhooks import services
-from webhooks.models import WebhookDelivery, WebhookSubscription
+from webhooks.models import PushEntitlement, WebhookDelivery, WebhookSubscription
 from webhooks.services import deliveries_sweep, delivery_attempt, delivery_replay, event_publish
 
 pytestmark = pytest.mark.django_db
@@ -80,8 +80,11 @@ def queued(monkeypatch):
     return calls
 
 
-def subscribe(api, receiver, events=("copy_signal",)) -> tuple[str, dict]:
-    key = account_register(wallet_address="0x" + "9" * 40).api_key
+def subscribe(api, receiver, events=("copy_signal",), pack: bool = True) -> tuple[str, dict]:
+    reg = account_register(wallet_address="0x" + "9" * 40)
+    key = reg.api_key
+    if pack:  # a signal desk pack covers the account's events
+        PushEntitlement.objects.create(account=reg.account, expires_at=timezone.now() + timedelta(days=30))
     resp = api.post(
         "/api/a2a/account/webhooks/register",
         {"url": receiver.url, "events": list(events)},
@@ -226,3 +229,66 @@ def test_a_test_event_goes_only_to_the_chosen_subscription(api, receiver, queued
     )
     api.post(f"/api/a2a/account/webhooks/{sub['id']}/test", HTTP_X_API_KEY=key)
     assert list(WebhookDelivery.objects.values_list("subscription_id", flat=True)) == [sub["id"]]
+
+
+def test_without_a_pack_events_are_paid_from_credits_or_skipped_never_free(api, receiver, queued):
+    from billing.credits import credit_add, ledger_audit
+    from billing.models import Account
+
+    subscribe(api, receiver, pack=False)
+    event_publish(kind="copy_signal", payload={"n": 1})
+    skipped = WebhookDelivery.objects.get()
+    assert skipped.state == "skipped" and "credit" in skipped.last_error and queued == []
+    account = Account.objects.get()
+    credit_add(account_id=account.id, amount_atomic=15_000, kind="adjustment", reason="test")
+    event_publish(kind="copy_signal", payload={"n": 2})
+    paid = WebhookDelivery.objects.filter(state="pending").get()
+    assert paid.charged_atomic == 10_000
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 5_000
+    receiver.statuses = [(410, {})]
+    run_until_settled(paid)
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 15_000 and ledger_audit() == []  # undelivered: refunded
+
+
+def test_a_regime_change_pushes_a_signed_attestation(api, receiver, queued, settings):
+    from eth_account import Account as EthAccount
+    from eth_account.messages import encode_defunct
+
+    from catalog.models import RegimeSnapshot
+
+    subscribe(api, receiver, events=("regime_attestation",))
+    RegimeSnapshot.objects.create(regime="risk_on", confidence=0.72)
+    delivery = run_until_settled(WebhookDelivery.objects.get())
+    assert delivery.state == "delivered"
+    data = receiver.received[0]["payload"]["data"]
+    signer = EthAccount.recover_message(encode_defunct(text=data["message"]), signature=data["signature"])
+    published = api.get("/api/a2a/ai-agent.json").json()["attestation_signer"]
+    assert signer == data["signer"] == published and '"regime":"risk_on"' in data["message"]
+
+
+def test_the_events_catalog_documents_every_kind(api):
+    body = api.get("/api/a2a/webhooks/events").json()
+    kinds = {k["kind"]: k for k in body["kinds"]}
+    assert {
+        "copy_signal",
+        "regime_attestation",
+        "prediction_alert",
+        "pair_arb_alert",
+        "risk_exit_alert",
+    } <= set(kinds)
+    assert kinds["copy_signal"]["price_usdc"] == 0.01 and kinds["copy_signal"]["payload_schema"]["properties"]
+    assert body["attestation_signer"].startswith("0x")
+
+
+def test_a_signal_desk_pack_bought_with_credits_turns_push_on(api):
+    from billing.credits import credit_add
+
+    reg = account_register(wallet_address="0x" + "6" * 40)
+    credit_add(account_id=reg.account.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
+    resp = api.get("/api/a2a/x402/webhooks/signal-desk-pack", HTTP_X_API_KEY=reg.api_key)
+    assert resp.status_code == 200 and resp["X-Credit-Charged"] == "0.29"
+    assert PushEntitlement.objects.get(account=reg.account).expires_at > timezone.now() + timedelta(days=29)
+    prices = api.get("/api/a2a/x402/webhooks/outcome-pricing", HTTP_X_API_KEY=reg.api_key).json()["prices"]
+    assert {"kind": "copy_signal", "price_usdc": 0.01} in prices

@@ -55,3 +55,17 @@ class WebhookDeliveryAdmin(ReadOnly):
 class DeliveryAttemptAdmin(ReadOnly):
     list_display = ["attempted_at", "delivery", "status_code", "latency_ms", "error"]
     list_filter = ["status_code"]
+
+
+from webhooks.models import EventPrice, PushEntitlement  # noqa: E402
+
+
+@admin.register(EventPrice)
+class EventPriceAdmin(admin.ModelAdmin):
+    list_display = ["kind", "price_atomic"]
+
+
+@admin.register(PushEntitlement)
+class PushEntitlementAdmin(admin.ModelAdmin):
+    list_display = ["account", "expires_at", "created_at"]
+    search_fields = ["account__wallet_address"]

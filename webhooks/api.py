@@ -145,3 +145,51 @@ class WebhookTestView(ApiView):
         )
         n = event.deliveries.filter(subscription=sub).count()
         return ok(TestEventOut(event_id=str(event.id), webhook_id=event.message_id, deliveries=n), status=202)
+
+
+class EventKindOut(BaseModel):
+    kind: str
+    price_usdc: float | None = Field(description="per delivered event without a signal desk pack")
+    payload_schema: dict = Field(description="JSON Schema of the event's `data`")
+
+
+class EventsCatalogOut(BaseModel):
+    envelope: dict = Field(description="every delivery body: {type, id, created_at, data}")
+    attestation_signer: str
+    signature_scheme: str
+    kinds: list[EventKindOut]
+
+
+class WebhookEventsView(ApiView):
+    @extend_schema(
+        tags=["accounts"],
+        summary="Pushed event kinds: payload schemas, prices, signature scheme",
+        operation_id="webhook_events_catalog",
+        responses={200: EventsCatalogOut},
+    )
+    def get(self, request: Request) -> Response:
+        from webhooks.events import EVENT_SCHEMAS, attestation_signer
+        from webhooks.models import EventPrice
+
+        prices = dict(EventPrice.objects.values_list("kind", "price_atomic"))
+        return ok(
+            EventsCatalogOut(
+                envelope={
+                    "type": "event kind",
+                    "id": "webhook-id (msg_…)",
+                    "created_at": "ISO 8601",
+                    "data": "payload",
+                },
+                attestation_signer=attestation_signer(),
+                signature_scheme="Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature (v1, HMAC-SHA256 "
+                "with your whsec_ secret); regime_attestation data is also signed EIP-191 by attestation_signer",
+                kinds=[
+                    EventKindOut(
+                        kind=kind,
+                        price_usdc=(prices[kind] / 10**6) if kind in prices else None,
+                        payload_schema=model.model_json_schema(),
+                    )
+                    for kind, model in EVENT_SCHEMAS.items()
+                ],
+            )
+        )

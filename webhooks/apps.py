@@ -6,3 +6,6 @@ from django.apps import AppConfig
 class WebhooksConfig(AppConfig):
     name = "webhooks"
     verbose_name = "Webhooks"
+
+    def ready(self) -> None:
+        from . import signals  # noqa: F401  (event sources)

@@ -49,6 +49,7 @@ class WebhookDelivery(models.Model):
         DELIVERING = "delivering", "delivering (claimed by a worker)"
         DELIVERED = "delivered", "delivered"
         DEAD = "dead", "dead-lettered"
+        SKIPPED = "skipped", "skipped: no pack and not enough credit"
 
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
     subscription = models.ForeignKey(WebhookSubscription, on_delete=models.CASCADE, related_name="deliveries")
@@ -58,6 +59,9 @@ class WebhookDelivery(models.Model):
     claimed_until = models.DateTimeField(null=True, blank=True)
     last_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=300, blank=True)
+    charged_atomic = models.PositiveBigIntegerField(
+        default=0, help_text="debited from credits (outcome pricing)"
+    )
     delivered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -85,3 +89,24 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.delivery_id} {self.status_code or self.error}"
+
+
+class EventPrice(models.Model):
+    """Outcome pricing: what one delivered event of a kind costs without a signal desk pack."""
+
+    kind = models.CharField(max_length=40, unique=True)
+    price_atomic = models.PositiveBigIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.price_atomic}"
+
+
+class PushEntitlement(models.Model):
+    """Push turned on by a signal desk pack, for the pack's period."""
+
+    account = models.ForeignKey("billing.Account", on_delete=models.CASCADE, related_name="push_entitlements")
+    expires_at = models.DateTimeField(db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.account_id} until {self.expires_at:%Y-%m-%d}"

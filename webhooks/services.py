@@ -71,7 +71,14 @@ def event_publish(
     *, kind: str, payload: dict[str, Any], account_id: int | None = None, subscription_id: int | None = None
 ) -> WebhookEvent:
     """Write the event and its deliveries in the caller's transaction (the outbox); the
-    deliveries are queued only once it commits, and the sweeper finds any that were not."""
+    deliveries are queued only once it commits, and the sweeper finds any that were not.
+
+    An account with an active signal desk pack gets the event as part of the pack. Any other
+    account pays the kind's outcome price from its credits now; without enough credit the
+    delivery is recorded as skipped and never sent."""
+    from billing.credits import InsufficientCredit, credit_debit
+    from webhooks.models import EventPrice, PushEntitlement
+
     with transaction.atomic():
         event = WebhookEvent.objects.create(kind=kind, payload=payload)
         targets = WebhookSubscription.objects.filter(is_active=True)
@@ -79,13 +86,51 @@ def event_publish(
             targets = targets.filter(account_id=account_id)
         if subscription_id is not None:
             targets = targets.filter(pk=subscription_id)
-        ids = [
-            WebhookDelivery.objects.create(event=event, subscription=s).id
-            for s in targets
-            if kind in s.events or kind == "test"
-        ]
+        price = 0
+        if kind != "test":
+            price = EventPrice.objects.filter(kind=kind).values_list("price_atomic", flat=True).first() or 0
+        entitled = set(
+            PushEntitlement.objects.filter(expires_at__gt=timezone.now()).values_list("account_id", flat=True)
+        )
+        ids = []
+        for sub in targets:
+            if kind != "test" and kind not in sub.events:
+                continue
+            charged, state, error = 0, WebhookDelivery.State.PENDING, ""
+            if price and sub.account_id not in entitled:
+                try:
+                    with transaction.atomic():
+                        credit_debit(
+                            account_id=sub.account_id,
+                            amount_atomic=price,
+                            sku_id=None,
+                            reference=f"webhook {kind} {event.message_id}",
+                        )
+                    charged = price
+                except InsufficientCredit:
+                    state, error = WebhookDelivery.State.SKIPPED, "no signal desk pack and not enough credit"
+            delivery = WebhookDelivery.objects.create(
+                event=event, subscription=sub, state=state, charged_atomic=charged, last_error=error
+            )
+            if state == WebhookDelivery.State.PENDING:
+                ids.append(delivery.id)
         transaction.on_commit(lambda: [_enqueue(i) for i in ids])
     return event
+
+
+def _refund(delivery: WebhookDelivery) -> None:
+    """A paid event that was never delivered is given back."""
+    if delivery.charged_atomic:
+        from billing.credits import credit_add
+        from billing.models import LedgerEntry
+
+        credit_add(
+            account_id=delivery.subscription.account_id,
+            amount_atomic=delivery.charged_atomic,
+            kind=LedgerEntry.Kind.REFUND,
+            reference=f"undelivered webhook {delivery.event.message_id}",
+        )
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(charged_atomic=0)
 
 
 def _enqueue(delivery_id: int, countdown: float = 0) -> None:
@@ -124,6 +169,7 @@ def delivery_attempt(*, delivery_id: int) -> str:
         WebhookDelivery.objects.filter(pk=delivery.pk).update(
             state=WebhookDelivery.State.DEAD, last_error="subscription disabled"
         )
+        _refund(delivery)
         return WebhookDelivery.State.DEAD
     body = json.dumps(
         {
@@ -169,8 +215,10 @@ def delivery_attempt(*, delivery_id: int) -> str:
             is_active=False, disabled_reason="receiver answered 410"
         )
         update.update(state=WebhookDelivery.State.DEAD, last_error="410 Gone: subscription disabled")
+        _refund(delivery)
     elif attempts > len(RETRY_SCHEDULE_SECONDS):
         update.update(state=WebhookDelivery.State.DEAD)
+        _refund(delivery)
     else:
         wait = _backoff(attempts)
         if status in (429, 503) and retry_after and retry_after.isdigit():

@@ -18,3 +18,7 @@ FACILITATOR_PRIVATE_KEY = env(
 # Local receivers (the demo's, a laptop's) are plain http on loopback.
 WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=False)
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=True)
+# anvil's development account #8 signs regime attestations on the local stack.
+ATTESTATION_PRIVATE_KEY = env(
+    "ATTESTATION_PRIVATE_KEY", default="0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97"
+)

@@ -203,6 +203,7 @@ class ManifestOut(Out):
     treasury_address: str
     payment_routes: list[PaymentRouteState]
     discovery: dict[str, str]
+    attestation_signer: str = Field(description="address that signs regime_attestation events (EIP-191)")
     skus: list[SkuOut]
 
 

@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from . import briefs, news, sessions, status  # noqa: F401
+from . import briefs, news, sessions, status, webhooks  # noqa: F401

@@ -1,0 +1,103 @@
+"""The pushed event kinds: their payload schemas (published at /api/a2a/webhooks/events and in
+the OpenAPI document), default per-event prices, and the signed regime attestation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from eth_account import Account
+from eth_account.messages import encode_defunct
+from pydantic import BaseModel, Field
+
+
+class CopySignal(BaseModel):
+    signal_id: int
+    desk: str
+    symbol: str
+    side: str = Field(description="long or short")
+    entry_price: float
+    opened_at: str
+
+
+class RegimeAttestation(BaseModel):
+    regime: str
+    confidence: float
+    as_of: str
+    message: str = Field(description="the canonical JSON that was signed")
+    signature: str = Field(description="EIP-191 signature of `message` by `signer`")
+    signer: str = Field(description="the service's attestation address, published in /api/a2a/ai-agent.json")
+
+
+class PredictionAlert(BaseModel):
+    venue: str
+    market_id: str
+    question: str
+    yes_price: float | None
+    change: float | None = Field(None, description="move in yes price since the previous reading")
+    at: str
+
+
+class PairArbAlert(BaseModel):
+    symbol: str
+    venue_a: str
+    venue_b: str
+    spread_bps: float
+    at: str
+
+
+class RiskExitAlert(BaseModel):
+    desk: str
+    symbol: str
+    reason: str
+    exit_price: float | None
+    at: str
+
+
+class TestEvent(BaseModel):
+    message: str
+    subscription_id: int
+    sent_at: str
+
+
+EVENT_SCHEMAS: dict[str, type[BaseModel]] = {
+    "copy_signal": CopySignal,
+    "regime_attestation": RegimeAttestation,
+    "prediction_alert": PredictionAlert,
+    "pair_arb_alert": PairArbAlert,
+    "risk_exit_alert": RiskExitAlert,
+    "test": TestEvent,
+}
+# Per delivered event, in atomic USDC, when no signal desk pack covers the account (staff
+# edit them as EventPrice rows; these seed them).
+DEFAULT_EVENT_PRICES = {
+    "copy_signal": 10_000,
+    "regime_attestation": 5_000,
+    "prediction_alert": 10_000,
+    "pair_arb_alert": 10_000,
+    "risk_exit_alert": 10_000,
+}
+
+
+def attestation_signer() -> str:
+    return (
+        Account.from_key(settings.ATTESTATION_PRIVATE_KEY).address if settings.ATTESTATION_PRIVATE_KEY else ""
+    )
+
+
+def regime_attestation(*, regime: str, confidence: float, as_of: str) -> dict[str, Any]:
+    """Sign the regime with the service's attestation key (EIP-191), so an agent can check
+    that it came from this service: recover the signer of `message` and compare."""
+    message = json.dumps(
+        {"regime": regime, "confidence": confidence, "as_of": as_of}, sort_keys=True, separators=(",", ":")
+    )
+    signed = Account.from_key(settings.ATTESTATION_PRIVATE_KEY).sign_message(encode_defunct(text=message))
+    return RegimeAttestation(
+        regime=regime,
+        confidence=confidence,
+        as_of=as_of,
+        message=message,
+        signature="0x" + signed.signature.hex().removeprefix("0x"),
+        signer=attestation_signer(),
+    ).model_dump()
