@@ -136,7 +136,9 @@ def _refund(delivery: WebhookDelivery) -> None:
 def _enqueue(delivery_id: int, countdown: float = 0) -> None:
     from webhooks.tasks import deliver
 
-    deliver.apply_async(args=[delivery_id], countdown=max(countdown, 0))
+    deliver.apply_async(
+        args=[delivery_id], countdown=max(countdown, 0), queue=settings.WEBHOOK_DELIVERY_QUEUE
+    )
 
 
 def _backoff(attempts: int) -> float:
