@@ -38,6 +38,7 @@ seed: migrate
 	$(PY) manage.py seed_catalog
 
 run: seed
+	$(PY) manage.py seed_local_sample
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) -m a2a_service.devstack
 
@@ -53,6 +54,7 @@ test: lint check-migrations
 demo: install
 	$(PY) -m agents.demo_agent
 	$(PY) -m agents.demo_credits
+	$(PY) -m agents.demo_sessions
 
 contracts: install
 	node billing/chain/compile.js
