@@ -292,3 +292,27 @@ def test_a_signal_desk_pack_bought_with_credits_turns_push_on(api):
     assert PushEntitlement.objects.get(account=reg.account).expires_at > timezone.now() + timedelta(days=29)
     prices = api.get("/api/a2a/x402/webhooks/outcome-pricing", HTTP_X_API_KEY=reg.api_key).json()["prices"]
     assert {"kind": "copy_signal", "price_usdc": 0.01} in prices
+
+
+def test_ingested_data_raises_the_alert_events(api, receiver, queued, settings):
+    from catalog.models import DeskSignal, PredictionMarket, SpreadSnapshot
+
+    subscribe(api, receiver, events=("pair_arb_alert", "prediction_alert", "risk_exit_alert"))
+    SpreadSnapshot.objects.create(
+        symbol="ETH/USDT", venue_a="a", venue_b="b", spread_bps=10
+    )  # below threshold
+    SpreadSnapshot.objects.create(symbol="BTC/USDT", venue_a="a", venue_b="b", spread_bps=40)
+    market = PredictionMarket.objects.create(
+        venue="v", external_id="m1", question="Rate cut?", yes_price=0.40
+    )
+    market.yes_price = 0.42
+    market.save()  # a small move: no alert
+    market.yes_price = 0.55
+    market.save()
+    signal = DeskSignal.objects.create(desk="grid", symbol="SOL/USDT", side="long", entry_price=100)
+    signal.exit_price, signal.pnl_pct, signal.closed_at = 95, -5, timezone.now()
+    signal.save()
+    kinds = sorted(WebhookDelivery.objects.values_list("event__kind", flat=True))
+    assert kinds == ["pair_arb_alert", "prediction_alert", "risk_exit_alert"]
+    alert = WebhookDelivery.objects.get(event__kind="prediction_alert").event.payload
+    assert alert["change"] == pytest.approx(0.13) and alert["question"] == "Rate cut?"

@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models.signals import post_save
+from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
+from django.utils import timezone
 
 from catalog.formats import iso
-from catalog.models import DeskSignal, RegimeSnapshot
+from catalog.models import DeskSignal, PredictionMarket, RegimeSnapshot, SpreadSnapshot
 from webhooks.events import regime_attestation
 from webhooks.services import event_publish
 
@@ -40,3 +41,60 @@ def signal_opened(sender: type, instance: DeskSignal, created: bool, **kwargs: A
                 "opened_at": iso(instance.opened_at) or "",
             },
         )
+
+
+@receiver(post_save, sender=SpreadSnapshot)
+def spread_ingested(sender: type, instance: SpreadSnapshot, created: bool, **kwargs: Any) -> None:
+    if created and abs(float(instance.spread_bps)) >= settings.PAIR_ARB_ALERT_BPS:
+        event_publish(
+            kind="pair_arb_alert",
+            payload={
+                "symbol": instance.symbol,
+                "venue_a": instance.venue_a,
+                "venue_b": instance.venue_b,
+                "spread_bps": float(instance.spread_bps),
+                "at": iso(instance.captured_at) or "",
+            },
+        )
+
+
+@receiver(pre_save, sender=PredictionMarket)
+def prediction_moved(sender: type, instance: PredictionMarket, **kwargs: Any) -> None:
+    """A yes price that moved by PREDICTION_ALERT_MOVE or more since the stored reading."""
+    if instance.pk is None or instance.yes_price is None:
+        return
+    before = PredictionMarket.objects.filter(pk=instance.pk).values_list("yes_price", flat=True).first()
+    if before is None:
+        return
+    change = float(instance.yes_price) - float(before)
+    if abs(change) >= settings.PREDICTION_ALERT_MOVE:
+        event_publish(
+            kind="prediction_alert",
+            payload={
+                "venue": instance.venue,
+                "market_id": instance.external_id,
+                "question": instance.question,
+                "yes_price": float(instance.yes_price),
+                "change": round(change, 6),
+                "at": iso(timezone.now()) or "",
+            },
+        )
+
+
+@receiver(pre_save, sender=DeskSignal)
+def signal_closed(sender: type, instance: DeskSignal, **kwargs: Any) -> None:
+    """A desk signal closed at a loss is a risk exit for everyone who copied it."""
+    if instance.pk is None or instance.closed_at is None or instance.pnl_pct is None or instance.pnl_pct >= 0:
+        return
+    if DeskSignal.objects.filter(pk=instance.pk, closed_at__isnull=False).exists():
+        return  # already closed before this save
+    event_publish(
+        kind="risk_exit_alert",
+        payload={
+            "desk": instance.desk,
+            "symbol": instance.symbol,
+            "reason": f"closed at {float(instance.pnl_pct):+.2f}%",
+            "exit_price": float(instance.exit_price) if instance.exit_price is not None else None,
+            "at": iso(instance.closed_at) or "",
+        },
+    )

@@ -271,6 +271,9 @@ WEBHOOK_DELIVERY_QUEUE = env("WEBHOOK_DELIVERY_QUEUE", default="celery")
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
+# Alert thresholds: an ingested cross-venue spread, a move of a prediction market's yes price.
+PAIR_ARB_ALERT_BPS = env.float("PAIR_ARB_ALERT_BPS", default=25.0)
+PREDICTION_ALERT_MOVE = env.float("PREDICTION_ALERT_MOVE", default=0.05)
 
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200
