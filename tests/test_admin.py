@@ -78,8 +78,31 @@ def test_admin_lists_search_and_filter(staff_client):
         "workerheartbeat",
     ]:
         assert staff_client.get(f"/admin/catalog/{model}/").status_code == 200, model
-    for model in ["payment", "billingsettings", "whaletier"]:
+    for model in [
+        "payment",
+        "billingsettings",
+        "whaletier",
+        "account",
+        "apikey",
+        "deposit",
+        "ledgerentry",
+        "creditadjustment",
+        "chaincursor",
+    ]:
         assert staff_client.get(f"/admin/billing/{model}/").status_code == 200, model
+    for app, model in [
+        ("sessions_app", "sessionpack"),
+        ("sessions_app", "prepaidsession"),
+        ("sessions_app", "sessioncall"),
+        ("webhooks", "webhooksubscription"),
+        ("webhooks", "webhookdelivery"),
+        ("webhooks", "deliveryattempt"),
+        ("webhooks", "eventprice"),
+        ("webhooks", "pushentitlement"),
+        ("webhooks", "webhookevent"),
+    ]:
+        assert staff_client.get(f"/admin/{app}/{model}/").status_code == 200, model
+    assert staff_client.get("/admin/billing/creditadjustment/add/").status_code == 200
 
 
 def test_admin_publishes_editorial_content(staff_client, api):

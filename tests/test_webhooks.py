@@ -316,3 +316,22 @@ def test_ingested_data_raises_the_alert_events(api, receiver, queued, settings):
     assert kinds == ["pair_arb_alert", "prediction_alert", "risk_exit_alert"]
     alert = WebhookDelivery.objects.get(event__kind="prediction_alert").event.payload
     assert alert["change"] == pytest.approx(0.13) and alert["question"] == "Rate cut?"
+
+
+def test_staff_replay_a_dead_letter_from_the_admin(api, receiver, queued, admin_client):
+    subscribe(api, receiver)
+    receiver.statuses = [(500, {})] * 8
+    event_publish(kind="copy_signal", payload={"n": 1})
+    delivery = run_until_settled(WebhookDelivery.objects.get(), max_attempts=20)
+    assert delivery.state == "dead"
+    resp = admin_client.post(
+        "/admin/webhooks/webhookdelivery/", {"action": "replay", "_selected_action": [delivery.pk]}
+    )
+    assert resp.status_code == 302
+    delivery.refresh_from_db()
+    assert delivery.state == "pending" and delivery.attempts == 0
+    assert run_until_settled(delivery).state == "delivered"
+    assert (
+        admin_client.get(f"/admin/webhooks/deliveryattempt/?delivery__id__exact={delivery.pk}").status_code
+        == 200
+    )
