@@ -242,6 +242,19 @@ def x402_scenario(env: dict[str, str]) -> None:
             stop(proc)
 
 
+def manage_shell(script: str, env: dict[str, str]) -> str:
+    """Run Python in the service's Django context (its database); returns the last line printed."""
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return out.strip().splitlines()[-1]
+
+
 def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> None:
     """A call paid from prepaid credits: authenticate the key, debit the price in one
     conditional UPDATE with its ledger row, run the product, commit."""
@@ -252,18 +265,7 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
         "credit_add(account_id=reg.account.id, amount_atomic=10**12, kind='adjustment', reason='bench')\n"
         "print(reg.api_key)\n"
     )
-    key = (
-        subprocess.run(
-            [sys.executable, "manage.py", "shell", "-c", script],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    key = manage_shell(script, env)
     url = base + "/api/a2a/x402/payments/dual-rail-status"
     runs = []
     for _ in range(ROUNDS):
@@ -435,18 +437,7 @@ def webhook_scenario(env: dict[str, str], events: int = 300, paced: int = 30) ->
     )
     try:
         time.sleep(3)  # the worker connects to the broker
-        both = json.loads(
-            subprocess.run(
-                [sys.executable, "manage.py", "shell", "-c", script],
-                cwd=ROOT,
-                env=wenv,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            .stdout.strip()
-            .splitlines()[-1]
-        )
+        both = json.loads(manage_shell(script, wenv))
         created, paced_created = both["burst"], both["paced"]
         deadline = time.monotonic() + 120
         while len(arrived) < len(created) + len(paced_created) and time.monotonic() < deadline:

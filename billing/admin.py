@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from billing.models import BillingSettings, Payment, WhaleTier
+from catalog.admin_base import ReadOnlyAdmin
 
 
 @admin.register(BillingSettings)
@@ -60,19 +61,8 @@ from billing.models import Account, ApiKey, ChainCursor, CreditAdjustment, Depos
 from catalog.money import atomic_from_usdc  # noqa: E402
 
 
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-
 @admin.register(Account)
-class AccountAdmin(ReadOnly):
+class AccountAdmin(ReadOnlyAdmin):
     list_display = ["wallet_address", "credit_balance_usdc", "is_active", "created_at"]
     search_fields = ["wallet_address"]
     list_filter = ["is_active"]
@@ -86,7 +76,7 @@ class AccountAdmin(ReadOnly):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(ReadOnly):
+class ApiKeyAdmin(ReadOnlyAdmin):
     list_display = ["prefix", "account", "created_at", "revoked_at"]
     search_fields = ["prefix", "account__wallet_address"]
     list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
@@ -99,7 +89,7 @@ class ApiKeyAdmin(ReadOnly):
 
 
 @admin.register(Deposit)
-class DepositAdmin(ReadOnly):
+class DepositAdmin(ReadOnlyAdmin):
     list_display = [
         "block_number",
         "tx_hash",
@@ -114,7 +104,7 @@ class DepositAdmin(ReadOnly):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(ReadOnly):
+class LedgerEntryAdmin(ReadOnlyAdmin):
     """Append-only: corrections are new rows (credit adjustments), never edits."""
 
     list_display = [
@@ -179,7 +169,7 @@ admin.site.register(
     ChainCursor,
     type(
         "ChainCursorAdmin",
-        (ReadOnly,),
+        (ReadOnlyAdmin,),
         {"list_display": ["name", "block_number", "block_hash", "updated_at"]},
     ),
 )

@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
+from catalog.admin_base import ReadOnlyAdmin
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -192,16 +193,6 @@ class RpcEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "url", "affiliate_url", "enabled"]
     list_filter = ["enabled"]
     search_fields = ["name", "url"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Ingested or computed rows: staff read them; feeds and tasks write them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 for model, fields in [

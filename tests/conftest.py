@@ -100,3 +100,44 @@ def paid_stack(chain, live_server, settings, transactional_db):
     import catalog.http
 
     catalog.http._session.close()
+
+
+def start_celery_worker(queue: str, **extra_env: str):
+    """A real Celery worker process (solo pool) on the test database, consuming one queue."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "a2a_service.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        **extra_env,
+    }
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "a2a_service",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--queues",
+            queue,
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

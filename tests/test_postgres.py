@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 
 from catalog.counters import counter_add_to_db, counter_increment, counters_flush, counters_pending
 from catalog.models import DailyCounter, WorkerHeartbeat
+from tests.conftest import start_celery_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,34 +44,7 @@ def test_a_real_celery_worker_runs_the_heartbeat_task():
     """The heartbeat in program/health is written by a worker process, through the broker."""
     from a2a_service.celery import app
 
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "a2a_service.settings.test",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-    }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "a2a_service",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "--queues",
-            "heartbeat-test",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    worker = start_celery_worker("heartbeat-test")
     try:
         app.send_task("catalog.tasks.worker_heartbeat", queue="heartbeat-test")
         deadline = time.monotonic() + 60

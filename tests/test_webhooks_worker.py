@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from datetime import timedelta
@@ -14,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 from standardwebhooks import Webhook
 
 from billing.credits import account_register
+from tests.conftest import start_celery_worker
 from webhooks.models import PushEntitlement, WebhookDelivery
 from webhooks.services import deliveries_sweep, event_publish, subscription_create
 
@@ -50,38 +48,8 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-def start_worker() -> subprocess.Popen:
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "a2a_service.settings.test",
-        "WEBHOOK_TIMEOUT_SECONDS": "1",
-        "WEBHOOK_DELIVERY_QUEUE": QUEUE,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-    }
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "a2a_service",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "--queues",
-            QUEUE,
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+def start_worker():
+    return start_celery_worker(QUEUE, WEBHOOK_TIMEOUT_SECONDS="1", WEBHOOK_DELIVERY_QUEUE=QUEUE)
 
 
 def wait_for(predicate, seconds: float = 60) -> bool:

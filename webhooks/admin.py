@@ -3,16 +3,9 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
+from catalog.admin_base import ReadOnlyAdmin
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
 from webhooks.services import delivery_replay
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 @admin.register(WebhookSubscription)
@@ -24,13 +17,13 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(WebhookEvent)
-class WebhookEventAdmin(ReadOnly):
+class WebhookEventAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "kind", "id"]
     list_filter = ["kind"]
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnly):
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_display = [
         "created_at",
         "event",
@@ -52,7 +45,7 @@ class WebhookDeliveryAdmin(ReadOnly):
 
 
 @admin.register(DeliveryAttempt)
-class DeliveryAttemptAdmin(ReadOnly):
+class DeliveryAttemptAdmin(ReadOnlyAdmin):
     list_display = ["attempted_at", "delivery", "status_code", "latency_ms", "error"]
     list_filter = ["status_code"]
 
