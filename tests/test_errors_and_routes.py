@@ -156,3 +156,13 @@ def test_throttling_answers_429_with_retry_after(api, settings):
         AnonRateThrottle.THROTTLE_RATES = old
         cache.clear()
     assert api_settings
+
+
+def test_an_unreachable_cache_does_not_turn_requests_into_500s(api, monkeypatch):
+    from catalog.api.throttling import ClientRateThrottle
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(ClientRateThrottle.cache, "get", broken)
+    assert api.get("/api/a2a/discovery/storefront").status_code == 200
