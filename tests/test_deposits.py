@@ -236,3 +236,26 @@ def test_an_x402_settlement_to_the_treasury_is_a_sale_not_a_deposit(watcher, set
     deposits_scan()
     assert list(Deposit.objects.values_list("amount_atomic", flat=True)) == [20_000]
     assert balance(3) == 20_000
+
+
+@pytest.mark.django_db
+def test_the_scan_task_backs_off_and_retries_on_an_rpc_error(monkeypatch):
+    from celery.exceptions import Retry
+
+    import billing.tasks as tasks
+
+    def down():
+        raise ConnectionError("RPC unreachable")
+
+    monkeypatch.setattr(tasks, "deposits_scan", down)
+    retries: list[dict] = []
+
+    def fake_retry(*, exc, countdown):
+        retries.append({"exc": exc, "countdown": countdown})
+        raise Retry(exc=exc, when=countdown)
+
+    monkeypatch.setattr(tasks.scan_deposits, "retry", fake_retry)
+    with pytest.raises(Retry):
+        tasks.scan_deposits.run()
+    assert retries[0]["countdown"] == 1 and isinstance(retries[0]["exc"], ConnectionError)
+    assert not ChainCursor.objects.exists()  # nothing was read, nothing moved
