@@ -166,3 +166,55 @@ def test_an_unreachable_cache_does_not_turn_requests_into_500s(api, monkeypatch)
 
     monkeypatch.setattr(ClientRateThrottle.cache, "get", broken)
     assert api.get("/api/a2a/discovery/storefront").status_code == 200
+
+
+def test_ids_too_large_for_the_database_are_422_or_404_not_500(api):
+    huge = "9" * 30
+    assert api.get("/api/a2a/x402/news/unlock", {"news_id": huge}).status_code == 422
+    from billing.credits import account_register
+
+    key = account_register(wallet_address="0x" + "3" * 40).api_key
+    assert api.post(f"/api/a2a/news/{huge}/unlock", HTTP_X_API_KEY=key).status_code == 422
+    assert api.delete(f"/api/a2a/account/webhooks/{huge}", HTTP_X_API_KEY=key).status_code == 404
+    bad_host = api.post(
+        "/api/a2a/account/webhooks/register",
+        {"url": "https://" + "a" * 70 + ".example/x", "events": ["copy_signal"]},
+        format="json",
+        HTTP_X_API_KEY=key,
+    )
+    assert bad_host.status_code == 422
+
+
+def test_a_proof_with_malformed_payer_or_nonce_is_refused_before_any_claim(api, settings):
+    import base64
+    import json
+
+    from billing.models import Payment
+
+    required = json.loads(
+        base64.b64decode(api.get("/api/a2a/x402/payments/dual-rail-status")["PAYMENT-REQUIRED"])
+    )
+    accepted = required["accepts"][0]
+    for auth in (
+        {"from": "0x" + "1" * 80, "nonce": "0x" + "ab" * 32},  # payer too long for an address
+        {"from": "0x" + "1" * 40, "nonce": "0x" + "ab" * 80},  # nonce longer than 32 bytes
+        {"from": "not-an-address", "nonce": "0x" + "ab" * 32},
+    ):
+        payload = {
+            "x402Version": 2,
+            "accepted": accepted,
+            "payload": {
+                "signature": "0x" + "cd" * 70,  # not 65 bytes: the smart-wallet branch
+                "authorization": {
+                    **auth,
+                    "to": settings.TREASURY_ADDRESS,
+                    "value": accepted["amount"],
+                    "validAfter": "0",
+                    "validBefore": "99999999999",
+                },
+            },
+        }
+        header = base64.b64encode(json.dumps(payload).encode()).decode()
+        resp = api.get("/api/a2a/x402/payments/dual-rail-status", HTTP_PAYMENT_SIGNATURE=header)
+        assert resp.status_code == 402 and resp.json()["error"] == "invalid_payload", auth
+    assert not Payment.objects.exists()

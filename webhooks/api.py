@@ -101,7 +101,8 @@ class WebhookListView(ApiView):
 def _own(request: Request, subscription_id: str) -> WebhookSubscription:
     account = api_key_account(request)
     sub = WebhookSubscription.objects.filter(
-        pk=int(subscription_id) if subscription_id.isdigit() else -1, account=account
+        pk=int(subscription_id) if subscription_id.isdigit() and len(subscription_id) <= 18 else -1,
+        account=account,
     ).first()
     if sub is None:
         raise NotFound("no such webhook subscription of yours")

@@ -42,7 +42,7 @@ def target_check(url: str) -> None:
         return
     try:
         infos = socket.getaddrinfo(parsed.hostname, parsed.port or 443, proto=socket.IPPROTO_TCP)
-    except socket.gaierror:
+    except (socket.gaierror, UnicodeError, ValueError):  # UnicodeError: a host IDNA cannot encode
         raise TargetRefused(f"{parsed.hostname} does not resolve") from None
     for info in infos:
         address = ipaddress.ip_address(info[4][0])

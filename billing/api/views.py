@@ -361,6 +361,12 @@ def _news_id(raw: str) -> int:
         raise RequestValidationError.single(
             ["path", "news_id"], "Input should be greater than 0", "greater_than"
         )
+    if value > 2**63 - 1:
+        raise RequestValidationError.single(
+            ["path", "news_id"],
+            "Input should be less than or equal to 9223372036854775807",
+            "less_than_equal",
+        )
     return value
 
 

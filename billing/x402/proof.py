@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import time
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ ASSET_MISMATCH = "invalid_exact_evm_payload_asset_mismatch"
 PROOF_ALREADY_USED = "invalid_exact_evm_nonce_already_used"
 # A proof must stay valid long enough to be settled after the product runs.
 SETTLE_MARGIN_SECONDS = 6
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+NONCE = re.compile(r"0x[0-9a-fA-F]{64}")
 
 
 class PaymentRejected(Exception):
@@ -124,7 +127,15 @@ def proof_check(
         auth = evm.authorization
         value, valid_after, valid_before = int(auth.value), int(auth.valid_after), int(auth.valid_before)
         signature = bytes.fromhex((evm.signature or "").removeprefix("0x"))
-        bytes.fromhex(auth.nonce.removeprefix("0x"))
+        # The payer and nonce become the claim's key: they must have the shapes EIP-3009 gives them.
+        if not (
+            ADDRESS.fullmatch(auth.from_address)
+            and ADDRESS.fullmatch(auth.to)
+            and NONCE.fullmatch(auth.nonce)
+        ):
+            raise ValueError("from/to must be 0x addresses and nonce 32 bytes of hex")
+        if not (0 <= value < 2**256 and 0 <= valid_after < 2**256 and 0 <= valid_before < 2**256):
+            raise ValueError("value and validity window must be uint256")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PaymentRejected(INVALID_PAYLOAD, f"not an EIP-3009 authorization: {exc}") from None
 

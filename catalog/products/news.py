@@ -17,7 +17,8 @@ DIGEST_MAX_ITEMS = 60
 
 
 class NewsUnlockParams(QueryModel):
-    news_id: int = Field(ge=1, description="id of the news item to unlock")
+    # le: a larger id cannot exist (bigint) and must answer 422, not a database error.
+    news_id: int = Field(ge=1, le=2**63 - 1, description="id of the news item to unlock")
 
 
 def _news_item(call: ProductCall) -> NewsItem:
