@@ -9,6 +9,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from eth_account import Account as EthAccount
@@ -151,6 +152,15 @@ def credit_debit(*, account_id: int, amount_atomic: int, sku_id: int | None, ref
         reference=reference[:200],
     )
     return balance
+
+
+def credit_call_commit_relax() -> None:
+    """Inside a credit call's transaction, before its debit: let it commit without waiting
+    for the disk flush unless CREDIT_DEBIT_SYNC_COMMIT (see the setting for what that risks).
+    SET LOCAL ends with the transaction, so nothing else on this connection is affected."""
+    if connection.vendor == "postgresql" and not settings.CREDIT_DEBIT_SYNC_COMMIT:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
 
 
 def credit_add(

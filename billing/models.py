@@ -130,7 +130,7 @@ class ApiKey(models.Model):
     """Only a hash of the key is stored; the key itself is shown once."""
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
-    prefix = models.CharField(max_length=16, help_text="first characters, to recognise a key")
+    prefix = models.CharField(max_length=16, db_index=True, help_text="first characters, to find the key")
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

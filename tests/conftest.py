@@ -22,7 +22,7 @@ def _fresh_redis_keys(settings):
 
     client = redis_client()
     if client is not None:
-        for pattern in ("a2a:ctr:*", "a2a:x402ch:*"):
+        for pattern in ("a2a:ctr:*", "a2a:x402ch:*", "a2a:rl:*"):
             keys = list(client.scan_iter(match=pattern))
             if keys:
                 client.delete(*keys)
@@ -31,6 +31,11 @@ def _fresh_redis_keys(settings):
     LOCAL.clear()
     with LOCAL._lock:
         LOCAL._counts.clear()
+    from billing.api.credit_fastpath import KEYS
+    from catalog.api.throttling import BUFFERED_WINDOWS
+
+    KEYS.clear()
+    BUFFERED_WINDOWS.reset()
     yield
 
 

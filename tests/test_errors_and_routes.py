@@ -3,6 +3,8 @@ nothing charged."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from billing.models import Payment
@@ -164,8 +166,61 @@ def test_an_unreachable_cache_does_not_turn_requests_into_500s(api, monkeypatch)
     def broken(*args, **kwargs):
         raise ConnectionError("redis is down")
 
-    monkeypatch.setattr(ClientRateThrottle.cache, "get", broken)
+    monkeypatch.setattr(ClientRateThrottle.cache, "get", broken)  # DRF's own throttle (no Redis)
+    monkeypatch.setattr("catalog.api.throttling.rate_window_take", broken)  # the shared windows
     assert api.get("/api/a2a/discovery/storefront").status_code == 200
+
+
+def test_buffered_windows_share_one_budget_with_djangos_throttle(settings):
+    """The credit fast path counts without a round trip per call; its counts reach Redis at
+    each flush, and it learns what other processes (or Django) counted from the reply."""
+    if not settings.REDIS_URL:
+        pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
+    from catalog.api.throttling import BufferedWindows, rate_window_take
+
+    windows = BufferedWindows()
+    windows._pid = os.getpid()  # as if started: no background flushes, this test flushes
+    take = {"ident": "10.3.3.3", "num_requests": 5, "duration": 86400}  # no window ends mid-test
+    assert [windows.take(**take) for _ in range(3)] == [None, None, None]
+    windows.flush()  # Redis: 3, known here
+    assert rate_window_take(**take) is None  # Django's throttle in another process: Redis 4
+    assert windows.take(**take) is None  # this process knows 3 and counts 1 more
+    windows.flush()  # Redis: 5, and the reply tells this process so
+    assert windows.take(**take) > 0  # refused here, without a round trip
+    assert rate_window_take(**take) > 0  # and by Django
+    assert 0 < windows.take(**take) <= 86400
+
+
+def test_requests_counted_while_a_flush_is_in_flight_still_count(settings, monkeypatch):
+    if not settings.REDIS_URL:
+        pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
+    import catalog.api.throttling as throttling
+
+    windows = throttling.BufferedWindows()
+    windows._pid = os.getpid()  # as if started: no background flushes, this test flushes
+    take = {"ident": "10.4.4.4", "num_requests": 3, "duration": 86400}
+    real_client = throttling.redis_client()
+    during: list = []
+
+    class SlowPipeline:
+        """Redis's reply arrives after two more requests were counted."""
+
+        def __init__(self) -> None:
+            self.pipe = real_client.pipeline(transaction=False)
+
+        def __getattr__(self, name):
+            return getattr(self.pipe, name)
+
+        def execute(self):
+            during.extend([windows.take(**take), windows.take(**take)])
+            return self.pipe.execute()
+
+    assert windows.take(**take) is None and windows.take(**take) is None
+    monkeypatch.setattr(
+        throttling, "redis_client", lambda: type("C", (), {"pipeline": lambda *a, **k: SlowPipeline()})()
+    )
+    windows.flush()
+    assert during[0] is None and during[1] > 0  # 2 in flight + 1 = 3: the fourth is refused
 
 
 def test_ids_too_large_for_the_database_are_422_or_404_not_500(api):

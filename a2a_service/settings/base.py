@@ -199,6 +199,13 @@ DEPOSIT_BLOCK_RANGE = env.int("DEPOSIT_BLOCK_RANGE", default=500)
 DEPOSIT_MAX_RANGES_PER_SCAN = env.int("DEPOSIT_MAX_RANGES_PER_SCAN", default=20)
 DEPOSIT_LOCK_SECONDS = env.int("DEPOSIT_LOCK_SECONDS", default=120)
 DEPOSIT_START_BLOCK = env.int("DEPOSIT_START_BLOCK", default=None)
+# A credit call's debit (with its ledger row) commits without waiting for PostgreSQL to
+# flush it to disk (synchronous_commit=off for that transaction only). A database crash can
+# then forget the debits of its last fraction of a second (at most 3x wal_writer_delay):
+# those calls are free, balances still equal their ledger sums, nobody is charged twice.
+# Deposits, refunds, adjustments, x402 claims and sessions always commit synchronously.
+# true: every debit waits for the flush (measured in `make bench`).
+CREDIT_DEBIT_SYNC_COMMIT = env.bool("CREDIT_DEBIT_SYNC_COMMIT", default=False)
 
 # --- Celery -----------------------------------------------------------------------
 if REDIS_URL:

@@ -15,7 +15,7 @@ from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER
 from x402.http.utils import encode_payment_response_header
 
 from billing.api.auth import api_key_account
-from billing.credits import InsufficientCredit, credit_debit
+from billing.credits import InsufficientCredit, credit_call_commit_relax, credit_debit
 from billing.models import BillingSettings, IdempotentCall, NewsUnlock
 from billing.services import ProofAlreadyUsed, payment_claim, payment_fail, payment_release, payment_settle
 from billing.x402.challenge import Challenge, challenge_body, challenge_build, challenge_header
@@ -304,6 +304,7 @@ def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict 
         with transaction.atomic():
             balance = account.credit_balance_atomic
             if charge:
+                credit_call_commit_relax()
                 balance = credit_debit(
                     account_id=account.id, amount_atomic=charge, sku_id=sku.id, reference=request.path
                 )

@@ -1,20 +1,184 @@
-"""DRF's per-client rate limit, failing open: if the cache (Redis) cannot be reached, the
-request is served and the failure logged, instead of every request answering 500. Health
-reports the cache as down meanwhile."""
+"""The per-client rate limit (DRF throttling, failing open).
+
+With Redis, a client's budget is a fixed-window counter: one INCR per request in one round
+trip, shared by every web process and by the credit fast path in front of Django
+(billing/api/credit_fastpath.py), so a client has one budget whichever way it is served.
+DRF's own history-list throttle costs two cache round trips and re-pickles up to `rate`
+timestamps per request. A fixed window lets a client spend up to twice its rate across a
+window boundary; that is the usual trade for counting in one step.
+
+The credit fast path counts in the same windows without a round trip per request
+(BufferedWindows): each process adds its counts to Redis every FLUSH_SECONDS and learns the
+window's total from the reply. A client is refused once the total it knows plus its
+unflushed requests reach the rate, so over several processes a client can exceed its rate by
+what the other processes admitted in the last FLUSH_SECONDS, each of those calls paid.
+
+Without Redis (the embedded local stack), DRF's own throttle runs on the configured cache.
+If the cache cannot be reached, the request is served and the failure logged, instead of
+every request answering 500; health reports the cache as down meanwhile."""
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import threading
+import time
+from collections import Counter
+from typing import Any
 
 from rest_framework.throttling import AnonRateThrottle
 
 logger = logging.getLogger(__name__)
 
+WINDOW_PREFIX = "a2a:rl:"
+
+
+def redis_client():
+    # Imported here: DRF imports this module while Django configures logging, before the
+    # app registry (which catalog.counters needs) is ready.
+    from catalog.counters import redis_client as client
+
+    return client()
+
+
+# One round trip: count the request; the first count of a window sets its expiry.
+WINDOW_TAKE = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return n
+"""
+_scripts: dict[int, Any] = {}
+
+
+def rate_window_take(*, ident: str, num_requests: int, duration: int) -> float | None:
+    """Count one request of `ident` in the current window of `duration` seconds. Returns
+    None if it is within `num_requests`, else the seconds until the window ends. Raises
+    if Redis cannot be reached (callers fail open)."""
+    client = redis_client()
+    script = _scripts.get(id(client))
+    if script is None:
+        script = _scripts[id(client)] = client.register_script(WINDOW_TAKE)
+    key, remaining = _window(ident, duration, time.time())
+    count = script(keys=[key], args=[duration + 1])
+    return None if count <= num_requests else remaining
+
+
+def _window(ident: str, duration: int, now: float) -> tuple[str, float]:
+    """The window's Redis key and the seconds until it ends."""
+    window = int(now // duration)
+    return f"{WINDOW_PREFIX}{duration}:{window}:{ident}", (window + 1) * duration - now
+
+
+class BufferedWindows:
+    """This process's requests in the shared windows, added to Redis in the background."""
+
+    FLUSH_SECONDS = 0.05
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # (key, duration, window end) -> requests not yet added to Redis
+        self._pending: Counter[tuple[str, int, float]] = Counter()
+        # Taken by the flush in progress: still counted here until Redis's reply is known.
+        self._inflight: Counter[tuple[str, int, float]] = Counter()
+        self._flushing = threading.Lock()
+        self._known: dict[str, tuple[int, float]] = {}  # key -> (total in Redis, window end)
+        self._pid = 0
+
+    def take(self, *, ident: str, num_requests: int, duration: int) -> float | None:
+        """Like rate_window_take, from what this process knows: None if the request is
+        within the rate, else the seconds until the window ends."""
+        self._ensure_started()
+        now = time.time()
+        key, remaining = _window(ident, duration, now)
+        slot = (key, duration, now + remaining)
+        with self._lock:
+            known = self._known.get(key, (0, 0.0))[0]
+            if known + self._inflight[slot] + self._pending[slot] >= num_requests:
+                return remaining
+            self._pending[slot] += 1
+        return None
+
+    def flush(self) -> None:
+        with self._flushing:
+            self._flush()
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, Counter()
+            self._inflight = pending
+        if not pending:
+            return
+        try:
+            pipe = redis_client().pipeline(transaction=False)
+            for (key, duration, _), n in pending.items():
+                pipe.incrby(key, n)
+                pipe.expire(key, duration + 1, nx=True)
+            replies = pipe.execute()
+        except Exception:
+            # Added again at the next flush, and meanwhile they still count here: while
+            # Redis is away each process limits on its own counts. Ended windows are dropped.
+            now = time.time()
+            with self._lock:
+                self._pending.update({slot: n for slot, n in pending.items() if slot[2] > now})
+                self._inflight = Counter()
+            logger.warning("could not add rate-limit counts to Redis; will retry", exc_info=True)
+            return
+        now = time.time()
+        with self._lock:
+            for (key, _, ends), total in zip(pending, replies[::2], strict=True):
+                self._known[key] = (int(total), ends)
+            self._inflight = Counter()
+            for key in [k for k, (_, ends) in self._known.items() if ends < now]:
+                del self._known[key]
+
+    def reset(self) -> None:
+        """Forget what this process counted and knows (tests)."""
+        with self._lock:
+            self._pending.clear()
+            self._inflight.clear()
+            self._known.clear()
+
+    def _ensure_started(self) -> None:
+        pid = os.getpid()
+        if self._pid == pid:
+            return
+        with self._lock:
+            if self._pid == pid:
+                return
+            self._pid = pid
+            self._pending.clear()
+            self._known.clear()
+            threading.Thread(target=self._flush_loop, name="rate-limit-counts", daemon=True).start()
+            atexit.register(self.flush)
+
+    def _flush_loop(self) -> None:
+        while True:
+            time.sleep(self.FLUSH_SECONDS)
+            self.flush()
+
+
+BUFFERED_WINDOWS = BufferedWindows()
+
 
 class ClientRateThrottle(AnonRateThrottle):
+    _wait: float | None = None
+
     def allow_request(self, request, view) -> bool:
         try:
-            return super().allow_request(request, view)
+            if self.rate is None:
+                return True
+            if redis_client() is None:
+                return super().allow_request(request, view)
+            self._wait = rate_window_take(
+                ident=self.get_ident(request), num_requests=self.num_requests, duration=self.duration
+            )
+            return self._wait is None
         except Exception:
             logger.warning("rate limit not applied: the cache is unreachable", exc_info=True)
             return True
+
+    def wait(self) -> float | None:
+        if redis_client() is None:
+            return super().wait()
+        return self._wait

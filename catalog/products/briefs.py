@@ -24,26 +24,26 @@ def piece_payload(piece: EditorialPiece) -> dict[str, Any]:
     }
 
 
-@register("morning_brief")
+@register("morning_brief", pure=True)
 def morning_brief(call: ProductCall) -> dict[str, Any]:
     return piece_payload(_latest(EditorialPiece.Kind.MORNING_BRIEF))
 
 
-@register("morning_brief_promo")
+@register("morning_brief_promo", pure=True)
 def morning_brief_promo(call: ProductCall) -> dict[str, Any]:
     return {**piece_payload(_latest(EditorialPiece.Kind.MORNING_BRIEF)), "promo": True}
 
 
-@register("research_weekly_digest")
+@register("research_weekly_digest", pure=True)
 def research_weekly_digest(call: ProductCall) -> dict[str, Any]:
     return piece_payload(_latest(EditorialPiece.Kind.RESEARCH))
 
 
-@register("tech_regulatory_digest")
+@register("tech_regulatory_digest", pure=True)
 def tech_regulatory_digest(call: ProductCall) -> dict[str, Any]:
     return piece_payload(_latest(EditorialPiece.Kind.REGULATORY))
 
 
-@register("grant_scout_desk")
+@register("grant_scout_desk", pure=True)
 def grant_scout_desk(call: ProductCall) -> dict[str, Any]:
     return piece_payload(_latest(EditorialPiece.Kind.GRANTS))

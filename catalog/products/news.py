@@ -75,11 +75,11 @@ def _digest(categories: list[str] | None, title: str) -> dict[str, Any]:
     }
 
 
-@register("news_digest")
+@register("news_digest", pure=True)
 def news_digest(call: ProductCall) -> dict[str, Any]:
     return _digest(None, "News digest")
 
 
-@register("equity_news_digest")
+@register("equity_news_digest", pure=True)
 def equity_news_digest(call: ProductCall) -> dict[str, Any]:
     return _digest(["equity"], "Equity news digest")

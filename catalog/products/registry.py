@@ -37,6 +37,11 @@ class Product:
     # Called before any payment: raises NotFound/RequestValidationError for bad input and
     # may return an item-specific price in atomic USDC (news items carry their own price).
     price_for: Callable[[ProductCall], int | None] | None = None
+    # A pure product's content depends only on the shop's data (not on the caller, the SKU
+    # row or any parameter) and running it writes nothing. Such a product may be run before
+    # the caller is charged and its content thrown away if the charge is refused, which is
+    # what the credit fast path does (billing/api/credit_fastpath.py).
+    pure: bool = False
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -47,11 +52,12 @@ def register(
     *,
     params: type[QueryModel] | None = None,
     price_for: Callable[[ProductCall], int | None] | None = None,
+    pure: bool = False,
 ) -> Callable[[Callable[[ProductCall], dict[str, Any]]], Callable[[ProductCall], dict[str, Any]]]:
     def decorator(func: Callable[[ProductCall], dict[str, Any]]) -> Callable[[ProductCall], dict[str, Any]]:
         if sku in _PRODUCTS:
             raise ValueError(f"product {sku} registered twice")
-        _PRODUCTS[sku] = Product(sku=sku, run=func, params=params, price_for=price_for)
+        _PRODUCTS[sku] = Product(sku=sku, run=func, params=params, price_for=price_for, pure=pure)
         return func
 
     return decorator

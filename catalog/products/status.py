@@ -9,7 +9,7 @@ from catalog.models import TelemetryNode
 from catalog.products.registry import ProductCall, ProductFailed, register
 
 
-@register("telemetry_detail")
+@register("telemetry_detail", pure=True)
 def telemetry_detail(call: ProductCall) -> dict[str, Any]:
     nodes = list(TelemetryNode.objects.all())
     if not nodes:
@@ -33,7 +33,7 @@ def telemetry_detail(call: ProductCall) -> dict[str, Any]:
     }
 
 
-@register("payments_dual_rail_status")
+@register("payments_dual_rail_status", pure=True)
 def payments_dual_rail_status(call: ProductCall) -> dict[str, Any]:
     from catalog.selectors import payment_alternatives
 

@@ -65,7 +65,7 @@ def outcome_prices() -> list[dict[str, Any]]:
     ]
 
 
-@register("webhook_outcome_pricing")
+@register("webhook_outcome_pricing", pure=True)
 def webhook_outcome_pricing(call: ProductCall) -> dict[str, Any]:
     return {
         "prices": outcome_prices(),

@@ -1,0 +1,403 @@
+"""Credit-paid calls to pure products, served in front of Django.
+
+An agent on the credit route calls the same paid path many times with the same key. Through
+Django each call spends milliseconds compiling ORM queries (the SKU, the key, the billing
+switch) before one row changes. This WSGI layer serves the common case with one SQL
+statement, and hands everything else to Django unchanged:
+
+1. only a GET with `X-API-Key`, no query string, no payment proof, no `Idempotency-Key` and
+   no `Origin`, on a path whose product is pure (registry: its content depends only on the
+   shop's data and running it writes nothing), on PostgreSQL with Redis;
+2. the key is found in this process's map of key hashes (filled from the database on a miss,
+   compared with `hmac.compare_digest`), and the request is counted against the client's
+   rate limit in the windows Django's throttle uses (buffered: see catalog/api/throttling.py);
+3. the product runs first: if it fails, Django answers (503, nothing charged);
+4. one statement then debits and writes the ledger row, reading the price, the SKU's status,
+   the billing switch, the account's state and the key's revocation inside the same
+   transaction. So nothing this process remembers can make it charge a wrong price, a
+   disabled account or a revoked key: if any of them says no, nothing changes and Django
+   answers the call (401, 402 with the top-up steps, a free call when billing is off).
+
+A dropped database connection during the debit is resolved, not guessed: each debit carries
+a request id in its ledger reference, and after reconnecting the ledger says whether it
+committed (then the content is served) or not (then Django serves the call). If even the
+ledger cannot be read, the answer is 503 with that reference, never a second attempt."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.wsgi import WSGIRequest
+from django.db import connections
+from rest_framework.renderers import JSONRenderer
+
+from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
+from catalog.api.errors import rate_limited_body
+from catalog.api.throttling import BUFFERED_WINDOWS, ClientRateThrottle
+from catalog.counters import redis_client
+from catalog.money import usdc_from_atomic
+from catalog.products.registry import Product, ProductCall, product_get
+
+logger = logging.getLogger(__name__)
+
+KEY_CACHE_MAX_PREFIXES = 20_000
+# Headers Django and DRF add to the same answer (tests compare the two).
+STATIC_HEADERS = [
+    ("Content-Type", "application/json"),
+    ("Vary", "origin"),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "same-origin"),
+    ("Cross-Origin-Opener-Policy", "same-origin"),
+]
+# Everything Django reads to decide the request's host and scheme (see _base_url).
+HOST_ENVIRON = (
+    "HTTP_HOST",
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "wsgi.url_scheme",
+    "HTTP_X_FORWARDED_HOST",
+    "HTTP_X_FORWARDED_PORT",
+    "HTTP_X_FORWARDED_PROTO",
+    "HTTP_X_FORWARDED_SSL",
+)
+# What the fast path answers: status line, headers, body.
+Answer = tuple[str, list[tuple[str, str]], bytes]
+REFUSE_IF_PRESENT = ("HTTP_PAYMENT_SIGNATURE", "HTTP_X_PAYMENT", "HTTP_ORIGIN", "HTTP_IDEMPOTENCY_KEY")
+
+# Debit and ledger row in one statement (one transaction). Every condition a Django call
+# checks before charging is re-read here, so a stale copy in this process cannot be charged.
+DEBIT_SQL = """
+WITH debit AS (
+    UPDATE billing_account AS a
+       SET credit_balance_atomic = a.credit_balance_atomic - s.price_atomic
+      FROM catalog_sku AS s, billing_billingsettings AS b
+     WHERE a.id = %(account)s
+       AND a.is_active
+       AND s.sku = %(sku)s
+       AND s.status = 'live_x402'
+       AND s.price_atomic > 0
+       AND b.id = 1
+       AND b.credit_billing_enabled
+       AND a.credit_balance_atomic >= s.price_atomic
+       AND EXISTS (
+           SELECT 1 FROM billing_apikey AS k
+            WHERE k.id = %(key)s AND k.account_id = a.id AND k.revoked_at IS NULL
+       )
+    RETURNING a.credit_balance_atomic AS balance, s.price_atomic AS price, s.id AS sku_id
+), commit_mode AS (
+    -- For this statement's transaction only (see CREDIT_DEBIT_SYNC_COMMIT).
+    SELECT set_config(
+        'synchronous_commit',
+        CASE WHEN %(sync_commit)s THEN current_setting('synchronous_commit') ELSE 'off' END,
+        true
+    )
+)
+INSERT INTO billing_ledgerentry
+    (account_id, amount_atomic, balance_after_atomic, kind, reference, sku_id, reason, created_at)
+SELECT %(account)s, -debit.price, debit.balance, 'sku_call', %(reference)s, debit.sku_id, '', now()
+  FROM debit, commit_mode
+RETURNING -amount_atomic, balance_after_atomic
+"""
+LEDGER_ROW_SQL = """
+SELECT -amount_atomic, balance_after_atomic FROM billing_ledgerentry
+ WHERE account_id = %(account)s AND reference = %(reference)s
+"""
+KEY_SQL = """
+SELECT k.id, k.key_hash, a.id, a.wallet_address
+  FROM billing_apikey AS k JOIN billing_account AS a ON a.id = k.account_id
+ WHERE k.prefix = %s AND k.revoked_at IS NULL AND a.is_active
+"""
+
+
+@dataclass(frozen=True)
+class KeyHolder:
+    key_id: int
+    key_hash: str
+    account_id: int
+    wallet_address: str
+
+
+class KeyCache:
+    """This process's map from key prefix to the active keys with that prefix. An entry can
+    outlive a revocation: the debit statement re-checks the key, and a refused debit drops
+    the entry. Unknown keys are not remembered (Django answers them, rate-limited)."""
+
+    def __init__(self) -> None:
+        self._by_prefix: dict[str, list[KeyHolder]] = {}
+        self._lock = threading.Lock()
+
+    def find(self, key: str, *, load: Callable[[str], list[KeyHolder]]) -> KeyHolder | None:
+        if not key.startswith(KEY_PREFIX) or len(key) < KEY_LOOKUP_CHARS + 8:
+            return None
+        prefix = key[:KEY_LOOKUP_CHARS]
+        holders = self._by_prefix.get(prefix)
+        if holders is None:
+            holders = load(prefix)
+            if not holders:
+                return None
+            with self._lock:
+                if len(self._by_prefix) >= KEY_CACHE_MAX_PREFIXES:
+                    self._by_prefix.clear()
+                self._by_prefix[prefix] = holders
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        for holder in holders:
+            if hmac.compare_digest(holder.key_hash, digest):
+                return holder
+        return None
+
+    def drop(self, key: str) -> None:
+        with self._lock:
+            self._by_prefix.pop(key[:KEY_LOOKUP_CHARS], None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_prefix.clear()
+
+
+KEYS = KeyCache()
+
+
+@dataclass(frozen=True)
+class FastRoute:
+    sku: str
+    allow: str  # the Allow header Django sends on this path
+
+
+def fast_routes() -> dict[str, FastRoute]:
+    """Every GET credit path whose product may run before the charge."""
+    from django.urls import resolve
+
+    from billing.api.urls import CREDIT_ROUTES
+    from catalog.seed.skus import SKU_TABLE
+
+    candidates = {row.full_path: row.sku for row in SKU_TABLE}
+    for method, route, _name, _summary, _tag, sku, query, body, *_ in CREDIT_ROUTES:
+        if method == "GET" and sku and query is None and body is None and "<" not in route:
+            candidates["/" + route] = sku
+    routes = {}
+    for path, sku in candidates.items():
+        if _may_run_first(product_get(sku)):
+            view = resolve(path).func.view_class
+            # As Django's View: HEAD is answered wherever GET is.
+            allowed = [
+                m
+                for m in view.http_method_names
+                if hasattr(view, m) or (m == "head" and hasattr(view, "get"))
+            ]
+            routes[path] = FastRoute(sku=sku, allow=", ".join(m.upper() for m in allowed))
+    return routes
+
+
+def _may_run_first(product: Product | None) -> bool:
+    return product is not None and product.pure and product.params is None and product.price_for is None
+
+
+class CreditFastPath:
+    """WSGI middleware around Django's application."""
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self._routes: dict[str, FastRoute] | None = None
+        self._renderer = JSONRenderer()
+        self._bases: dict[tuple, str] = {}
+
+    def routes(self) -> dict[str, FastRoute]:
+        if self._routes is None:
+            self._routes = fast_routes()
+        return self._routes
+
+    def _base_url(self, environ: dict[str, Any]) -> str | None:
+        """The base URL products link to; None if Django would refuse the Host (400). Hosts
+        that passed are remembered, so the check runs once per host and not per call."""
+        names = HOST_ENVIRON + tuple(settings.SECURE_PROXY_SSL_HEADER or ())[:1]
+        memo_key = tuple(environ.get(name) for name in names)
+        base = self._bases.get(memo_key)
+        if base is None:
+            try:
+                request = WSGIRequest(environ)
+                request.get_host()  # ALLOWED_HOSTS, even when PUBLIC_BASE_URL is set
+                base = settings.PUBLIC_BASE_URL or request.build_absolute_uri("/").rstrip("/")
+            except DisallowedHost:
+                return None
+            if len(self._bases) >= 256:
+                self._bases.clear()
+            self._bases[memo_key] = base
+        return base
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        if (
+            environ.get("REQUEST_METHOD") != "GET"
+            or "HTTP_X_API_KEY" not in environ
+            or environ.get("QUERY_STRING")
+            or any(name in environ for name in REFUSE_IF_PRESENT)
+        ):
+            return self.app(environ, start_response)
+        route = self.routes().get(environ.get("PATH_INFO", ""))
+        if route is None:
+            return self.app(environ, start_response)
+        try:
+            answer = self._serve(environ, route)
+        except ChargeUnconfirmed as exc:
+            answer = _json_answer(
+                "503 Service Unavailable",
+                {
+                    "detail": "the database connection failed while this call was charged and the charge "
+                    "could not be confirmed; nothing was served. GET /api/a2a/account shows whether it "
+                    "was charged (ledger reference below) before you retry.",
+                    "code": "charge_unconfirmed",
+                    "reference": exc.reference,
+                },
+                [("Allow", route.allow), ("Retry-After", "1")],
+            )
+        except Exception:  # anything else is raised before charging: Django answers
+            logger.exception("credit fast path failed before charging; Django answers")
+            answer = None
+        if answer is None:
+            return self.app(environ, start_response)
+        status, headers, body = answer
+        start_response(status, headers)
+        return [body]
+
+    def _serve(self, environ: dict[str, Any], route: FastRoute) -> Answer | None:
+        """The answer, or None for Django to answer. Raises ChargeUnconfirmed, or anything
+        else only before anything is charged."""
+        conn = connections["default"]
+        if conn.vendor != "postgresql" or redis_client() is None:
+            return None
+        base = self._base_url(environ)
+        if base is None:
+            return None
+        key = environ["HTTP_X_API_KEY"].strip()
+        holder = KEYS.find(key, load=lambda prefix: _keys_load(conn, prefix))
+        if holder is None:
+            return None
+        throttle = ClientRateThrottle()
+        wait = throttle.rate and BUFFERED_WINDOWS.take(
+            ident=throttle.get_ident(_ThrottleRequest(environ)),
+            num_requests=throttle.num_requests,
+            duration=throttle.duration,
+        )
+        if wait:
+            body = rate_limited_body(wait)
+            retry = [("Allow", route.allow), ("Retry-After", str(body["retry_after"]))]
+            return _json_answer("429 Too Many Requests", body, retry)
+        product = product_get(route.sku)
+        call = ProductCall(sku=None, params=None, base_url=base, payer=holder.wallet_address)
+        content = product.run(call)  # raises (ProductFailed or a bug): Django answers, uncharged
+        body = self._renderer.render(content)
+        debited = _debit(conn, holder=holder, sku=route.sku, path=environ["PATH_INFO"])
+        if debited is None:
+            KEYS.drop(key)
+            return None
+        charged, balance = debited
+        headers = [
+            *STATIC_HEADERS,
+            ("Allow", route.allow),
+            ("X-Credit-Charged", f"{usdc_from_atomic(charged):g}"),
+            ("X-Credit-Balance", f"{usdc_from_atomic(balance):g}"),
+            ("Content-Length", str(len(body))),
+        ]
+        return "200 OK", headers, body
+
+
+def _json_answer(status: str, content: dict[str, Any], extra: list[tuple[str, str]]) -> Answer:
+    body = json.dumps(content, separators=(",", ":")).encode()
+    return status, [*STATIC_HEADERS, *extra, ("Content-Length", str(len(body)))], body
+
+
+class _ThrottleRequest:
+    """What DRF's get_ident reads of a request, straight from the WSGI environ."""
+
+    def __init__(self, environ: dict[str, Any]) -> None:
+        self.META = environ
+        self.headers = {"x-forwarded-for": environ.get("HTTP_X_FORWARDED_FOR")}
+
+
+def _raw(conn: Any) -> psycopg.Connection | None:
+    """Django's connection of this thread, if it is in autocommit (no transaction open)."""
+    conn.ensure_connection()
+    if conn.in_atomic_block or not conn.get_autocommit():
+        return None
+    raw = conn.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's prepared statements off; its own cursors bind client-side
+        # and never prepare, so this only lets the fast path's server-side cursors prepare
+        # their statements, which halves the debit's cost on the server (no parse and plan).
+        raw.prepare_threshold = 5
+    return raw
+
+
+def _keys_load(conn: Any, prefix: str) -> list[KeyHolder]:
+    raw = _raw(conn)
+    if raw is None:
+        return []
+    try:
+        with psycopg.Cursor(raw) as cur:
+            rows = cur.execute(KEY_SQL, (prefix,), prepare=True).fetchall()
+    except psycopg.Error:
+        _close(conn)
+        raise
+    return [KeyHolder(*row) for row in rows]
+
+
+class ChargeUnconfirmed(Exception):
+    """The connection failed during a debit and the ledger could not be read afterwards."""
+
+    def __init__(self, reference: str) -> None:
+        super().__init__(reference)
+        self.reference = reference
+
+
+def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, int] | None:
+    """(charged, balance after) if the debit committed; None if it was refused or it is
+    certain that it did not commit."""
+    raw = _raw(conn)
+    if raw is None:
+        return None
+    params = {
+        "account": holder.account_id,
+        "key": holder.key_id,
+        "sku": sku,
+        "reference": f"{path} req:{os.urandom(16).hex()}",
+        "sync_commit": settings.CREDIT_DEBIT_SYNC_COMMIT,
+    }
+    try:
+        row = debit_execute(raw, params)
+    except psycopg.OperationalError:
+        # The connection failed while the statement ran: it may or may not have committed.
+        # A new connection reads the ledger, which holds the row if and only if it did.
+        logger.warning("connection lost during a credit debit; reading the ledger", exc_info=True)
+        _close(conn)
+        try:
+            raw = _raw(conn)
+            with psycopg.Cursor(raw) as cur:
+                row = cur.execute(LEDGER_ROW_SQL, params).fetchone()
+        except Exception as exc:
+            # Falling back to Django could charge the call a second time: answer 503.
+            raise ChargeUnconfirmed(params["reference"]) from exc
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def debit_execute(raw: psycopg.Connection, params: dict[str, Any]) -> tuple[int, int] | None:
+    """Run the debit statement (a seam for tests that break the connection mid-debit)."""
+    with psycopg.Cursor(raw) as cur:
+        return cur.execute(DEBIT_SQL, params, prepare=True).fetchone()
+
+
+def _close(conn: Any) -> None:
+    try:
+        conn.close()
+    except Exception:  # a broken connection may fail to close; it is dropped either way
+        conn.connection = None
