@@ -3,8 +3,6 @@ nothing charged."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from billing.models import Payment
@@ -178,8 +176,7 @@ def test_buffered_windows_share_one_budget_with_djangos_throttle(settings):
         pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
     from catalog.api.throttling import BufferedWindows, rate_window_take
 
-    windows = BufferedWindows()
-    windows._pid = os.getpid()  # as if started: no background flushes, this test flushes
+    windows = BufferedWindows(background=False)  # this test flushes
     take = {"ident": "10.3.3.3", "num_requests": 5, "duration": 86400}  # no window ends mid-test
     assert [windows.take(**take) for _ in range(3)] == [None, None, None]
     windows.flush()  # Redis: 3, known here
@@ -196,8 +193,7 @@ def test_requests_counted_while_a_flush_is_in_flight_still_count(settings, monke
         pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
     import catalog.api.throttling as throttling
 
-    windows = throttling.BufferedWindows()
-    windows._pid = os.getpid()  # as if started: no background flushes, this test flushes
+    windows = throttling.BufferedWindows(background=False)  # this test flushes
     take = {"ident": "10.4.4.4", "num_requests": 3, "duration": 86400}
     real_client = throttling.redis_client()
     during: list = []

@@ -17,11 +17,9 @@ Origin (CORS), or a query other than the product's own parameters always go to D
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from collections import Counter
@@ -31,6 +29,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from catalog.background import PerProcess, repeat_every
 from catalog.counters import counter_hash, redis_client
 
 logger = logging.getLogger(__name__)
@@ -119,7 +118,7 @@ class LocalChallenges:
         self._listening = threading.Event()
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._pid = 0
+        self._threads = PerProcess()
 
     # -- the copy ---------------------------------------------------------------------
     def get(self, key: str) -> tuple[str, bytes, list[tuple[str, str]]] | None:
@@ -169,19 +168,15 @@ class LocalChallenges:
     # -- threads ----------------------------------------------------------------------
     def ensure_started(self) -> None:
         """Start the subscriber and count flusher once per process (also after a fork)."""
-        pid = os.getpid()
-        if self._pid == pid:
-            return
+        self._threads.ensure(self._start)
+
+    def _start(self) -> None:
         with self._lock:
-            if self._pid == pid:
-                return
-            self._pid = pid
             self._listening.clear()
             self._data.clear()
             self._counts.clear()
-            threading.Thread(target=self._listen, name="x402-challenge-invalidation", daemon=True).start()
-            threading.Thread(target=self._flush_loop, name="x402-challenge-counts", daemon=True).start()
-            atexit.register(self.flush_counts)
+        threading.Thread(target=self._listen, name="x402-challenge-invalidation", daemon=True).start()
+        repeat_every(COUNT_FLUSH_SECONDS, self.flush_counts, name="x402-challenge-counts")
 
     def _listen(self) -> None:
         while True:
@@ -205,11 +200,6 @@ class LocalChallenges:
             self._listening.clear()
             self.clear()
             time.sleep(0.5)
-
-    def _flush_loop(self) -> None:
-        while True:
-            time.sleep(COUNT_FLUSH_SECONDS)
-            self.flush_counts()
 
 
 LOCAL = LocalChallenges()

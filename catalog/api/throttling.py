@@ -19,15 +19,15 @@ every request answering 500; health reports the cache as down meanwhile."""
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
 import threading
 import time
 from collections import Counter
 from typing import Any
 
 from rest_framework.throttling import AnonRateThrottle
+
+from catalog.background import PerProcess, repeat_every
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,10 @@ class BufferedWindows:
 
     FLUSH_SECONDS = 0.05
 
-    def __init__(self) -> None:
+    def __init__(self, *, background: bool = True) -> None:
+        """background=False: nothing flushes but explicit flush() calls (tests)."""
+        self._background = background
+        self._threads = PerProcess()
         self._lock = threading.Lock()
         # (key, duration, window end) -> requests not yet added to Redis
         self._pending: Counter[tuple[str, int, float]] = Counter()
@@ -83,7 +86,6 @@ class BufferedWindows:
         self._inflight: Counter[tuple[str, int, float]] = Counter()
         self._flushing = threading.Lock()
         self._known: dict[str, tuple[int, float]] = {}  # key -> (total in Redis, window end)
-        self._pid = 0
 
     def take(self, *, ident: str, num_requests: int, duration: int) -> float | None:
         """Like rate_window_take, from what this process knows: None if the request is
@@ -140,22 +142,12 @@ class BufferedWindows:
             self._known.clear()
 
     def _ensure_started(self) -> None:
-        pid = os.getpid()
-        if self._pid == pid:
-            return
-        with self._lock:
-            if self._pid == pid:
-                return
-            self._pid = pid
-            self._pending.clear()
-            self._known.clear()
-            threading.Thread(target=self._flush_loop, name="rate-limit-counts", daemon=True).start()
-            atexit.register(self.flush)
+        if self._background:
+            self._threads.ensure(self._start)
 
-    def _flush_loop(self) -> None:
-        while True:
-            time.sleep(self.FLUSH_SECONDS)
-            self.flush()
+    def _start(self) -> None:
+        self.reset()  # a forked child starts with nothing of its parent's
+        repeat_every(self.FLUSH_SECONDS, self.flush, name="rate-limit-counts")
 
 
 BUFFERED_WINDOWS = BufferedWindows()
