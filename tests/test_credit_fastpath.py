@@ -17,6 +17,7 @@ from billing.api import credit_fastpath
 from billing.api.credit_fastpath import fast_routes
 from billing.credits import account_register, api_key_issue, credit_add, ledger_audit
 from billing.models import Account, ApiKey, BillingSettings, LedgerEntry
+from catalog.api.schemas import ChargeUnconfirmedOut, RateLimitedOut
 from catalog.models import Sku
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -203,6 +204,7 @@ def test_the_rate_limit_holds_on_the_fast_path_with_one_budget_shared_with_djang
     assert codes == [200, 200, 200, 429, 429]
     refused = wsgi.get(STATUS, headers={"X-API-Key": key}, environ_base=env)
     assert int(refused.headers["Retry-After"]) >= 1 and json.loads(refused.data)["code"] == "rate_limited"
+    RateLimitedOut.model_validate(json.loads(refused.data))  # as documented in OpenAPI
     assert len(debits()) == 3  # a refused call is not charged
     # The same window, counted by the fast path, holds for Django's routes too.
     from catalog.api.throttling import BUFFERED_WINDOWS
@@ -276,6 +278,7 @@ def test_a_charge_that_cannot_be_confirmed_is_503_and_never_retried(wsgi, monkey
     assert resp.status_code == 503 and django_calls == []
     body = json.loads(resp.data)
     assert body["code"] == "charge_unconfirmed" and body["reference"].startswith(STATUS + " req:")
+    ChargeUnconfirmedOut.model_validate(body)  # as documented in OpenAPI
     assert debits() == [] and balance(account) == 1_000_000
 
 

@@ -240,7 +240,12 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
             ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,
-            503: s.ProductUnavailableOut,
+            429: OpenApiResponse(s.RateLimitedOut, description="rate limited; see Retry-After"),
+            503: OpenApiResponse(
+                s.PaidCallUnavailable,
+                description="the product is not available yet (nothing charged), or the charge could not be "
+                "confirmed (charge_unconfirmed: see the ledger reference before retrying)",
+            ),
         },
     )
     return type(
@@ -401,7 +406,12 @@ def credit_view(
             ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,
-            503: s.ProductUnavailableOut,
+            429: OpenApiResponse(s.RateLimitedOut, description="rate limited; see Retry-After"),
+            503: OpenApiResponse(
+                s.PaidCallUnavailable,
+                description="the product is not available yet (nothing charged), or the charge could not be "
+                "confirmed (charge_unconfirmed: see the ledger reference before retrying)",
+            ),
         },
     )
     return type(

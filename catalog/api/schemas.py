@@ -956,6 +956,19 @@ class InsufficientCreditOut(ErrorOut):
     x402_alternative: str | None
 
 
+class ChargeUnconfirmedOut(ErrorOut):
+    reference: str = Field(
+        description="the ledger reference this call's debit carries if it committed: look for it in "
+        "GET /api/a2a/account before retrying"
+    )
+
+
+class PaidCallUnavailable(RootModel[ProductUnavailableOut | ChargeUnconfirmedOut]):
+    """503 on a paid path: the product is not available (nothing charged), or (with X-API-Key)
+    the database connection failed during the debit and whether it committed could not be
+    read (code charge_unconfirmed)."""
+
+
 class X402PathRefusal(RootModel[PaymentRequiredOut | InsufficientCreditOut]):
     """402 on an x402 path: the payment requirements, or (when paying with X-API-Key) not
     enough credit."""
