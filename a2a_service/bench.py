@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -224,6 +225,8 @@ def x402_scenario(env: dict[str, str]) -> None:
             **env,
             "CHAIN_RPC_URL": rpc,
             "FACILITATOR_URL": fac_url,
+            # The separate facilitator settles only for callers with its shared secret.
+            "FACILITATOR_SHARED_SECRET": secrets.token_urlsafe(24),
             "FACILITATOR_PRIVATE_KEY": "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x"),
             "TREASURY_ADDRESS": "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720",
         }

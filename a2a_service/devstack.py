@@ -80,7 +80,8 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
     if chain is not None:
         stack_install(w3, usdc_address=usdc)
     base = f"http://127.0.0.1:{port}"
-    env.setdefault("FACILITATOR_URL", base + "/api/a2a/facilitator")
+    # FACILITATOR_URL stays empty unless you set it: paid calls settle through the self-hosted
+    # facilitator in process (never over HTTP to this same server, which could deadlock).
     info = stack_info(
         base_url=base,
         rpc_url=env["CHAIN_RPC_URL"],

@@ -51,10 +51,15 @@ class BillingSettings(models.Model):
 
 class Payment(models.Model):
     """One x402 payment proof presented for a SKU. (payer, nonce) is unique: a proof is
-    claimed once, before the product runs. Settled rows are the service's sales."""
+    claimed once, before the product runs. Settled rows are the service's sales.
+
+    claimed -> settled | failed | pending (broadcast, not confirmed in time) -> settled | released.
+    A released claim is deleted, so the same proof may be sent again. A settled payment whose
+    content was not delivered (delivered_at empty) is collected by sending the same proof again."""
 
     class State(models.TextChoices):
         CLAIMED = "claimed", "claimed"
+        PENDING = "settlement_pending", "settlement pending (broadcast, not yet confirmed)"
         SETTLED = "settled", "settled"
         FAILED = "failed", "failed"
 
@@ -67,11 +72,16 @@ class Payment(models.Model):
     asset = models.CharField(max_length=42)
     pay_to = models.CharField(max_length=42)
     x402_version = models.PositiveSmallIntegerField(default=2)
-    state = models.CharField(max_length=16, choices=State.choices, default=State.CLAIMED, db_index=True)
+    state = models.CharField(max_length=24, choices=State.choices, default=State.CLAIMED, db_index=True)
     tx_hash = models.CharField(max_length=66, blank=True)
     error = models.CharField(max_length=500, blank=True)
+    # The authorization's validBefore (unix seconds): after it, an unsettled claim can never settle.
+    valid_before = models.PositiveBigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     settled_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    delivered_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the content (or the effect) was delivered for this payment"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,5 +1,8 @@
 """Writes to billing records. A payment proof is claimed by inserting its (payer, nonce)
-row: the unique constraint makes the claim atomic, across processes and databases."""
+row: the unique constraint makes the claim atomic, across processes and databases.
+
+Every state change of a claim is a conditional UPDATE on the state it expects, so two
+workers (a request and the reconciler, say) can never both move the same payment."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def payment_claim(
     asset: str,
     pay_to: str,
     x402_version: int,
+    valid_before: int | None = None,
 ) -> Payment:
     try:
         with transaction.atomic():
@@ -39,26 +43,51 @@ def payment_claim(
                 pay_to=pay_to,
                 x402_version=x402_version,
                 state=Payment.State.CLAIMED,
+                # Stored for the reconciler only; a far-future value is capped to what a
+                # PositiveBigIntegerField holds (it then simply never expires).
+                valid_before=min(valid_before, 2**63 - 1) if valid_before is not None else None,
             )
     except IntegrityError:
         raise ProofAlreadyUsed(f"payment proof {nonce} of {payer} was already used") from None
 
 
-def payment_release(*, payment_id: int) -> None:
-    """Nothing was settled and nothing served (facilitator unreachable, product failed): the
-    claim is withdrawn so the agent may send the same proof again."""
-    Payment.objects.filter(pk=payment_id, state=Payment.State.CLAIMED).delete()
+def payment_release(*, payment_id: int) -> bool:
+    """Nothing was settled and nothing served (facilitator unreachable, product failed, the
+    broadcast reverted or expired): the claim is withdrawn so the agent may send the same
+    proof again. Only a claim that is not settled can be released."""
+    deleted, _ = Payment.objects.filter(
+        pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
+    ).delete()
+    return bool(deleted)
 
 
 def payment_fail(*, payment_id: int, error: str) -> None:
-    Payment.objects.filter(pk=payment_id, state=Payment.State.CLAIMED).update(
+    Payment.objects.filter(pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)).update(
         state=Payment.State.FAILED, error=error[:500]
     )
 
 
-def payment_settle(*, payment_id: int, tx_hash: str) -> None:
-    updated = Payment.objects.filter(pk=payment_id, state=Payment.State.CLAIMED).update(
-        state=Payment.State.SETTLED, tx_hash=tx_hash[:66], settled_at=timezone.now()
+def payment_pending(*, payment_id: int, tx_hash: str, error: str) -> None:
+    """The settlement was broadcast (or may have been) but not confirmed in time: keep the
+    claim, with its transaction hash when known, for the reconciler."""
+    Payment.objects.filter(pk=payment_id, state=Payment.State.CLAIMED).update(
+        state=Payment.State.PENDING, tx_hash=(tx_hash or "")[:66], error=error[:500]
     )
-    if updated != 1:
-        raise RuntimeError(f"payment {payment_id} was not in the claimed state")
+
+
+def payment_settle(*, payment_id: int, tx_hash: str) -> bool:
+    """claimed or pending -> settled. False when another worker already moved it."""
+    updated = Payment.objects.filter(
+        pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
+    ).update(state=Payment.State.SETTLED, tx_hash=tx_hash[:66], settled_at=timezone.now(), error="")
+    return updated == 1
+
+
+def payment_mark_delivered(*, payment_id: int) -> bool:
+    """Claim the delivery of a settled payment's content: true once, for one caller. Run it
+    in the transaction that creates the product's effect, so both commit or neither."""
+    return bool(
+        Payment.objects.filter(
+            pk=payment_id, state=Payment.State.SETTLED, delivered_at__isnull=True
+        ).update(delivered_at=timezone.now())
+    )

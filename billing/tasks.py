@@ -20,3 +20,23 @@ def scan_deposits(self) -> None:
         raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
     if result.credited or result.reorg_detected:
         logger.info("deposit scan %s..%s: %s credited", result.from_block, result.to_block, result.credited)
+
+
+@shared_task(ignore_result=True)
+def reconcile_payments() -> None:
+    """Scheduled by beat; an RPC failure waits for the next beat (the rows stay as they are)."""
+    from billing.reconcile import payments_reconcile
+
+    try:
+        result = payments_reconcile()
+    except Exception as exc:  # RPC down, timeout, bad answer
+        logger.warning("payment reconcile failed: %s", exc)
+        return
+    if result.settled or result.released or result.failed:
+        logger.info(
+            "payment reconcile: %s settled, %s released, %s failed, %s waiting",
+            result.settled,
+            result.released,
+            result.failed,
+            result.waiting,
+        )

@@ -111,12 +111,17 @@ def absolute(base: str, path: str) -> str:
     return base + path
 
 
-def payment_alternatives() -> dict[str, Any]:
+def facilitator_url(base: str) -> str:
+    """The facilitator agents are pointed at: the configured one, or this service's own."""
+    return settings.FACILITATOR_URL or absolute(base, "/api/a2a/facilitator")
+
+
+def payment_alternatives(base: str) -> dict[str, Any]:
     return {
         "rails": ["x402_usdc_base"],
         "x402": {
             "network": settings.X402_NETWORK,
-            "facilitator": settings.FACILITATOR_URL,
+            "facilitator": facilitator_url(base),
             "hint": "GET the /api/a2a/x402/ path, pay the 402 challenge in USDC, retry with PAYMENT-SIGNATURE "
             "(v2) or X-PAYMENT (v1)",
         },
@@ -235,7 +240,7 @@ def topup_info(base: str) -> s.TopupInfoOut:
         min_deposit_usdc=billing.min_deposit_usdc,
         credit_bundle=credit_bundle(base, billing),
         credit_prepay_guide_url=absolute(base, "/api/a2a/account/credit-prepay-guide"),
-        payment_alternatives=s.PaymentAlternatives(**payment_alternatives()),
+        payment_alternatives=s.PaymentAlternatives(**payment_alternatives(base)),
         instructions=credit_bundle(base, billing).instructions,
         steps=topup_steps(base, billing),
         examples=topup_examples(base),
@@ -304,7 +309,7 @@ def storefront(base: str) -> s.StorefrontOut:
         chain=settings.CHAIN_NAME,
         well_known_x402=absolute(base, "/.well-known/x402"),
         validate_hint=(
-            f"Check a payment before paying: POST {settings.FACILITATOR_URL}/verify with "
+            f"Check a payment before paying: POST {facilitator_url(base)}/verify with "
             "{paymentPayload, paymentRequirements}; the facilitator's kinds are at "
             f"{absolute(base, '/api/a2a/facilitator/health')}"
         ),
@@ -395,7 +400,7 @@ def well_known_x402(base: str) -> s.WellKnownX402Out:
     ]
     return s.WellKnownX402Out(
         x402Version=2,
-        facilitator=settings.FACILITATOR_URL,
+        facilitator=facilitator_url(base),
         network=settings.X402_NETWORK,
         asset=settings.USDC_ADDRESS,
         payTo=settings.TREASURY_ADDRESS,
@@ -571,7 +576,7 @@ def m2m_discovery(base: str) -> s.M2MDiscoveryOut:
             "network": settings.X402_NETWORK,
             "asset": settings.USDC_ADDRESS,
             "pay_to": settings.TREASURY_ADDRESS,
-            "facilitator": settings.FACILITATOR_URL,
+            "facilitator": facilitator_url(base),
             "well_known": absolute(base, "/.well-known/x402"),
         },
         paid_sku_count=Sku.objects.live().count(),
@@ -871,7 +876,7 @@ def monetization_status(base: str) -> s.MonetizationStatusOut:
         skus_disabled=Sku.objects.exclude(status=Sku.Status.LIVE).count(),
         network=settings.X402_NETWORK,
         treasury_address=settings.TREASURY_ADDRESS,
-        facilitator=settings.FACILITATOR_URL,
+        facilitator=facilitator_url(base),
     )
 
 
@@ -939,6 +944,25 @@ def facilitator_health(base: str) -> s.FacilitatorHealthOut:
     supported: list[dict[str, Any]] = []
     error = None
     reachable = False
+    if not settings.FACILITATOR_URL:
+        # In process: ask the self-hosted facilitator itself, not this server over HTTP.
+        from billing.facilitator.service import facilitator_get
+
+        facilitator = facilitator_get()
+        if facilitator is None:
+            error = "no facilitator: FACILITATOR_PRIVATE_KEY and FACILITATOR_URL are both empty"
+        else:
+            reachable = True
+            dumped = facilitator.get_supported().model_dump(by_alias=True, exclude_none=True, mode="json")
+            supported = [k for k in dumped.get("kinds", []) if isinstance(k, dict)]
+        return s.FacilitatorHealthOut(
+            facilitator=facilitator_url(base),
+            reachable=reachable,
+            latency_ms=round((time.perf_counter() - started) * 1000, 1) if reachable else None,
+            supported=supported,
+            error=error,
+            checked_at=iso(timezone.now()) or "",
+        )
     try:
         resp = outbound_request("GET", url, timeout=settings.FACILITATOR_TIMEOUT_SECONDS)
         reachable = resp.status_code < 500
@@ -952,7 +976,7 @@ def facilitator_health(base: str) -> s.FacilitatorHealthOut:
         error = f"{type(exc).__name__}: {exc}"[:300]
     latency = round((time.perf_counter() - started) * 1000, 1)
     return s.FacilitatorHealthOut(
-        facilitator=settings.FACILITATOR_URL,
+        facilitator=facilitator_url(base),
         reachable=reachable,
         latency_ms=latency if reachable else None,
         supported=supported,
@@ -1077,7 +1101,7 @@ def x402_status(base: str) -> s.X402StatusOut:
         network=settings.X402_NETWORK,
         asset=settings.USDC_ADDRESS,
         pay_to=settings.TREASURY_ADDRESS,
-        facilitator=settings.FACILITATOR_URL,
+        facilitator=facilitator_url(base),
         skus=[sku_out(x) for x in skus],
         performance_30d=s.SalesFigures(**sales_window(days=30)),
     )
@@ -1150,7 +1174,7 @@ def news_catalog(base: str, *, limit: int, category: str) -> s.NewsCatalogOut:
         unlock_hint=unlock_hint,
         x402_unlock_hint="GET the item's unlock path (/api/a2a/x402/news/unlock?news_id=ID); it answers 402 with "
         "the item's price; pay it in USDC and retry with the payment header.",
-        payment_alternatives=s.PaymentAlternatives(**payment_alternatives()),
+        payment_alternatives=s.PaymentAlternatives(**payment_alternatives(base)),
         news_digest_x402=absolute(base, digest.path if digest else "/api/a2a/x402/news/digest"),
         news_digest_price_usdc=digest.price_usdc if digest else 0.0,
         agentverse_news=settings.AGENTVERSE_NEWS_AGENT,

@@ -93,7 +93,9 @@ def paid_stack(chain, live_server, settings, transactional_db):
 
     catalog_seed()  # transactional tests start from empty tables
     settings.CHAIN_RPC_URL = chain.url
-    settings.FACILITATOR_URL = live_server.url + "/api/a2a/facilitator"
+    # The self-hosted facilitator settles in process (the default): a paid call never waits
+    # for a worker of its own server.
+    settings.FACILITATOR_URL = ""
     settings.FACILITATOR_PRIVATE_KEY = "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x")
     yield SimpleNamespace(url=live_server.url, chain=chain, treasury=settings.TREASURY_ADDRESS)
     # The service's facilitator client keeps connections alive to the live server; close them

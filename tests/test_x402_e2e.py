@@ -296,8 +296,9 @@ def test_facilitator_health_reads_the_self_hosted_facilitators_kinds(paid_stack)
     assert body["facilitator"] + "/verify" in store["validate_hint"]
 
 
-def test_the_self_hosted_facilitator_refuses_to_settle_for_strangers(paid_stack):
+def test_the_self_hosted_facilitator_refuses_to_settle_for_strangers(paid_stack, settings):
     """Its gas key pays only for payments to this service's treasury in its USDC."""
+    settings.FACILITATOR_SHARED_SECRET = "s3cret-for-the-service-only"
     required = challenge(paid_stack.url + BRIEF)
     stranger = dev_account(6).address
     header = signed_header(required, pay_to=stranger)
@@ -308,6 +309,7 @@ def test_the_self_hosted_facilitator_refuses_to_settle_for_strangers(paid_stack)
         resp = requests.post(
             f"{paid_stack.url}/api/a2a/facilitator/{op}",
             timeout=30,
+            headers={"Authorization": "Bearer s3cret-for-the-service-only"},
             json={"x402Version": 2, "paymentPayload": payload, "paymentRequirements": requirements},
         )
         body = resp.json()

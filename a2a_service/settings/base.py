@@ -253,12 +253,30 @@ USDC_EIP712_NAME = env("USDC_EIP712_NAME", default="USD Coin")
 USDC_EIP712_VERSION = env("USDC_EIP712_VERSION", default="2")
 TREASURY_ADDRESS = env("TREASURY_ADDRESS", default="")
 CHAIN_RPC_URL = env("CHAIN_RPC_URL", default="http://127.0.0.1:8545")
-FACILITATOR_URL = env("FACILITATOR_URL", default="http://127.0.0.1:8000/api/a2a/facilitator").rstrip("/")
+# Empty (the default): paid calls use the self-hosted facilitator in this process (it needs
+# FACILITATOR_PRIVATE_KEY). Set: the facilitator at this URL (a third party, or this service's
+# facilitator run as a separate process). Never this service's own public URL: a paid call
+# would wait for a free worker of the server it runs in (production refuses it).
+FACILITATOR_URL = env("FACILITATOR_URL", default="").rstrip("/")
 FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=20.0)
 # The self-hosted facilitator (mounted at /api/a2a/facilitator/) settles with this gas key;
 # empty: this deployment hosts no facilitator and FACILITATOR_URL points elsewhere.
 FACILITATOR_PRIVATE_KEY = env("FACILITATOR_PRIVATE_KEY", default="")
 FACILITATOR_SETTLE_TIMEOUT_SECONDS = env.float("FACILITATOR_SETTLE_TIMEOUT_SECONDS", default=15.0)
+# The self-hosted facilitator's HTTP /settle spends its gas key, so it answers only callers that
+# send `Authorization: Bearer <this>` (the service's own paid calls when FACILITATOR_URL points at
+# a separately run facilitator). Empty: /settle over HTTP is refused; in-process settlement is
+# unaffected. /verify and /supported stay public.
+FACILITATOR_SHARED_SECRET = env("FACILITATOR_SHARED_SECRET", default="")
+# The reconciler (beat) decides payments whose settlement was not confirmed in time, and claims
+# left by a process that died before settling, from the token's AuthorizationUsed events.
+PAYMENT_RECONCILE_SECONDS = env.float("PAYMENT_RECONCILE_SECONDS", default=10.0)
+PAYMENT_CLAIM_STALE_SECONDS = env.int("PAYMENT_CLAIM_STALE_SECONDS", default=300)
+PAYMENT_RECONCILE_LOOKBACK_BLOCKS = env.int("PAYMENT_RECONCILE_LOOKBACK_BLOCKS", default=5000)
+CELERY_BEAT_SCHEDULE["reconcile-payments"] = {
+    "task": "billing.tasks.reconcile_payments",
+    "schedule": PAYMENT_RECONCILE_SECONDS,
+}
 X402_MAX_TIMEOUT_SECONDS = env.int("X402_MAX_TIMEOUT_SECONDS", default=120)
 # The agent-payment network rail exists but is disabled (interface: payment_alternatives).
 SKYFIRE_RAIL_ENABLED = env.bool("SKYFIRE_RAIL_ENABLED", default=False)

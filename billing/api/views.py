@@ -3,12 +3,12 @@ driven by tables in billing/api/urls.py; each runs the SKU's registered product.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rest_framework.request import Request
 from rest_framework.response import Response
 from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
@@ -17,18 +17,10 @@ from x402.http.utils import encode_payment_response_header
 from billing.api.auth import api_key_account
 from billing.credits import InsufficientCredit, credit_call_commit_relax, credit_debit
 from billing.models import BillingSettings, IdempotentCall, NewsUnlock
-from billing.services import ProofAlreadyUsed, payment_claim, payment_fail, payment_release, payment_settle
 from billing.x402.challenge import Challenge, challenge_body, challenge_build, challenge_header
-from billing.x402.facilitator_client import FacilitatorUnavailable, facilitator_settle, facilitator_verify
 from billing.x402.fastpath import challenge_store
-from billing.x402.proof import (
-    PROOF_ALREADY_USED,
-    PaymentRejected,
-    Proof,
-    proof_check,
-    proof_decode,
-    proof_header,
-)
+from billing.x402.paid_call import x402_call, x402_payment_of
+from billing.x402.proof import PaymentRejected, proof_check, proof_decode, proof_header
 from catalog.api import schemas as s
 from catalog.api.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
@@ -70,9 +62,9 @@ def product_prepare(sku: Sku, request: Request, base: str) -> tuple[Any, Product
 class X402PaidView(ApiView):
     """GET on /api/a2a/x402/<sku path>: HTTP 402 until paid, then the product's content.
 
-    Order matters: inputs are validated and the product is checked before any payment is
-    looked at; the proof is checked locally, claimed in the database, verified by the
-    facilitator; the product runs; only then is the payment settled and the content sent."""
+    Inputs are validated and the product is checked before any payment is looked at; the
+    proof is checked locally; then billing.x402.paid_call.x402_call holds, runs, settles or
+    releases (its docstring says in which order, and why)."""
 
     sku_name: str = ""
     metric = "challenge"
@@ -110,10 +102,26 @@ class X402PaidView(ApiView):
                 )
             return response
         try:
-            proof = proof_check(proof_decode(raw), challenge)
+            payload = proof_decode(raw)
+            paid = x402_payment_of(payload, sku)
+            if paid is not None:
+                # A proof that already paid for this SKU (pending, or settled and not yet
+                # delivered): check it against what it paid, not today's price or clock.
+                challenge = challenge_build(
+                    sku=sku.sku,
+                    description=sku.headline,
+                    price_atomic=paid.amount_atomic,
+                    resource_url=request.build_absolute_uri(),
+                )
+            proof = proof_check(payload, challenge, check_window=paid is None)
+            call.payer = proof.payer
+            result = x402_call(sku=sku, product=product, call=call, challenge=challenge, proof=proof)
         except PaymentRejected as exc:
             return payment_required(challenge, base, exc.reason, exc.message)
-        return x402_serve(sku=sku, product=product, call=call, challenge=challenge, proof=proof, base=base)
+        headers = {PAYMENT_RESPONSE_HEADER: encode_payment_response_header(result.settlement)}
+        if proof.version == 1:
+            headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
+        return Response(result.content, headers=headers)
 
 
 def _query_is_canonical(request: Request, product: Any) -> bool:
@@ -132,69 +140,21 @@ def payment_required(challenge: Challenge, base: str, error: str, detail: str) -
     )
 
 
-def x402_serve(
-    *, sku: Sku, product: Any, call: ProductCall, challenge: Challenge, proof: Proof, base: str
-) -> Response:
-    try:
-        payment = payment_claim(
-            sku=sku,
-            resource=challenge.resource.url,
-            payer=proof.payer,
-            nonce=proof.nonce,
-            amount_atomic=challenge.price_atomic,
-            network=settings.X402_NETWORK,
-            asset=settings.USDC_ADDRESS,
-            pay_to=settings.TREASURY_ADDRESS,
-            x402_version=proof.version,
-        )
-    except ProofAlreadyUsed:
-        return payment_required(
-            challenge,
-            base,
-            PROOF_ALREADY_USED,
-            "this payment proof was already used; sign a new authorization (new nonce)",
-        )
-    try:
-        verified = facilitator_verify(proof)
-    except FacilitatorUnavailable as exc:
-        payment_release(payment_id=payment.id)
-        raise ProductUnavailable(
-            f"{exc}; nothing was charged, the same proof may be sent again",
-            extra={"sku": sku.sku, "charged": False},
-        ) from exc
-    if not verified.is_valid:
-        reason = verified.invalid_reason or "invalid_payment"
-        payment_fail(payment_id=payment.id, error=f"verify: {reason} {verified.invalid_message or ''}")
-        return payment_required(
-            challenge, base, reason, verified.invalid_message or "the facilitator refused the payment"
-        )
-    call.payer = proof.payer
-    try:
-        content = product.run(call)
-    except ProductFailed as exc:
-        payment_release(payment_id=payment.id)
-        raise ProductUnavailable(str(exc), extra={"sku": sku.sku, "charged": False}) from exc
-    except Exception:
-        payment_release(payment_id=payment.id)
-        raise
-    try:
-        settled = facilitator_settle(proof)
-    except Exception as exc:  # the settlement's fate is unknown: never serve, record why
-        payment_fail(payment_id=payment.id, error=f"settle: {type(exc).__name__}: {exc}")
-        return payment_required(
-            challenge, base, "settlement_failed", "the payment could not be settled; nothing was served"
-        )
-    if not settled.success:
-        reason = settled.error_reason or "settlement_failed"
-        payment_fail(payment_id=payment.id, error=f"settle: {reason} {settled.error_message or ''}")
-        return payment_required(
-            challenge, base, reason, settled.error_message or "the payment could not be settled"
-        )
-    payment_settle(payment_id=payment.id, tx_hash=settled.transaction)
-    headers = {PAYMENT_RESPONSE_HEADER: encode_payment_response_header(settled)}
-    if proof.version == 1:
-        headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
-    return Response(content, headers=headers)
+class SettlementCollectOut(BaseModel):
+    method: str
+    url: str
+    header: str
+
+
+class SettlementPendingOut(BaseModel):
+    detail: str
+    code: Literal["settlement_pending"]
+    sku: str | None
+    transaction: str = Field(description="settlement transaction hash; empty when not yet known")
+    network: str
+    payer: str
+    retry_after: int
+    collect: SettlementCollectOut
 
 
 def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> type[X402PaidView]:
@@ -233,6 +193,11 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         ],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
+            202: OpenApiResponse(
+                SettlementPendingOut,
+                description="paid, settlement not confirmed yet (see Retry-After): send the same request with "
+                "the same payment header again to collect the content once it confirms; nothing is lost",
+            ),
             401: s.UnauthorizedOut,
             402: OpenApiResponse(
                 s.X402PathRefusal,

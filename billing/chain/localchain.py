@@ -147,7 +147,7 @@ def stack_info(*, base_url: str, rpc_url: str, chain_id: int, usdc_address: str,
         chain_id=chain_id,
         usdc_address=Web3.to_checksum_address(usdc_address),
         treasury_address=Web3.to_checksum_address(treasury),
-        facilitator_url=os.environ.get("FACILITATOR_URL", base_url + "/api/a2a/facilitator"),
+        facilitator_url=os.environ.get("FACILITATOR_URL") or base_url + "/api/a2a/facilitator",
         demo_payer_private_key=payer.key.hex()
         if payer.key.hex().startswith("0x")
         else "0x" + payer.key.hex(),

@@ -3,6 +3,7 @@ protocol: JSON bodies {x402Version, paymentPayload, paymentRequirements})."""
 
 from __future__ import annotations
 
+import hmac
 import logging
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ from x402.schemas.helpers import parse_payment_payload, parse_payment_requiremen
 
 from billing.facilitator.service import facilitator_get
 from catalog.api import schemas as s
-from catalog.api.errors import ProductUnavailable, RequestValidationError
+from catalog.api.errors import Forbidden, ProductUnavailable, RequestValidationError, Unauthorized
 from catalog.api.inputs import parse_body
 from catalog.api.views import ApiView
 
@@ -95,6 +96,46 @@ def _not_served(requirements: Any) -> str | None:
     return None
 
 
+def _settle_caller_check(request: Request) -> None:
+    """/settle spends the gas key: only the service itself may call it (a shared secret),
+    and with no secret configured nobody may over HTTP (settlement then runs in process)."""
+    secret = settings.FACILITATOR_SHARED_SECRET
+    sent = request.headers.get("Authorization", "")
+    if not secret:
+        raise Forbidden(
+            "this facilitator settles only the service's own payments, in process; /settle is not public",
+            extra={"verify": "/api/a2a/facilitator/verify"},
+        )
+    if not hmac.compare_digest(sent.encode(), f"Bearer {secret}".encode()):
+        raise Unauthorized("settle needs the facilitator's shared secret (Authorization: Bearer …)")
+
+
+def _not_claimed(payload: Any, requirements: Any) -> str | None:
+    """Only a payment this service claimed (a Payment row waiting for settlement), for at
+    least the cheapest price on sale: nobody can have the gas key pay for value-0 or
+    unsolicited transfers to the treasury."""
+    from billing.models import Payment
+    from catalog.models import Sku
+
+    auth = payload.payload.get("authorization") if isinstance(payload.payload, dict) else None
+    if not isinstance(auth, dict):
+        return "not an EIP-3009 authorization"
+    try:
+        value = int(auth.get("value", "0"))
+    except (TypeError, ValueError):
+        return "the authorization's value is not a number"
+    cheapest = Sku.objects.live().order_by("price_atomic").values_list("price_atomic", flat=True).first()
+    if value <= 0 or (cheapest is not None and value < cheapest):
+        return "the amount is below the cheapest price on sale"
+    claimed = Payment.objects.filter(
+        payer=str(auth.get("from", "")).lower(),
+        nonce=str(auth.get("nonce", "")).lower(),
+        amount_atomic=value,
+        state__in=(Payment.State.CLAIMED, Payment.State.PENDING),
+    ).exists()
+    return None if claimed else "this facilitator settles only payments the service has claimed for a sale"
+
+
 def _dump(model: Any) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
@@ -140,15 +181,26 @@ class FacilitatorVerifyView(ApiView):
 class FacilitatorSettleView(ApiView):
     @extend_schema(
         tags=["x402"],
-        summary="Facilitator: settle a payment on chain",
+        summary="Facilitator: settle a payment on chain (internal: the service's own claimed payments)",
+        description="Spends the facilitator's gas key, so it answers only the service itself: "
+        "`Authorization: Bearer <FACILITATOR_SHARED_SECRET>` (403 when no secret is configured, 401 when it "
+        "does not match), and settles only a payment the service has claimed, for at least the cheapest "
+        "price on sale. Agents check a payment with /verify.",
         operation_id="facilitator_settle",
         request=FacilitatorRequest,
-        responses={200: SettleOut, 422: s.HTTPValidationError, **UNAVAILABLE},
+        responses={
+            200: SettleOut,
+            401: s.ErrorOut,
+            403: s.ErrorOut,
+            422: s.HTTPValidationError,
+            **UNAVAILABLE,
+        },
     )
     def post(self, request: Request) -> Response:
+        _settle_caller_check(request)
         facilitator = _facilitator()
         payload, requirements = _parse(request)
-        refused = _not_served(requirements)
+        refused = _not_served(requirements) or _not_claimed(payload, requirements)
         if refused:
             return Response(
                 _dump(

@@ -34,6 +34,9 @@ from billing.x402.challenge import Challenge
 INVALID_PAYLOAD = "invalid_payload"
 ASSET_MISMATCH = "invalid_exact_evm_payload_asset_mismatch"
 PROOF_ALREADY_USED = "invalid_exact_evm_nonce_already_used"
+INVALID_VALID_BEFORE = "invalid_exact_evm_payload_authorization_valid_before"
+# Clients sign validBefore = now + maxTimeoutSeconds by their own clock: allow for clock skew.
+VALID_BEFORE_SLACK_SECONDS = 300
 # A proof must stay valid long enough to be settled after the product runs.
 SETTLE_MARGIN_SECONDS = 6
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
@@ -54,6 +57,10 @@ class Proof:
     payer: str
     nonce: str
     version: int
+    # The EIP-712 signature was checked here (an EOA's 65 bytes). Other signatures (smart
+    # wallets) are checked by the facilitator, before anything is claimed in the payer's name.
+    signature_checked: bool = True
+    valid_before: int | None = None
 
 
 def proof_header(request: Request) -> str | None:
@@ -85,11 +92,29 @@ def _same_address(a: str, b: str) -> bool:
     return a.lower() == b.lower()
 
 
+def proof_payer_nonce(payload: PaymentPayload | PaymentPayloadV1) -> tuple[str, str] | None:
+    """The (payer, nonce) a payload claims, if it has that shape; nothing is checked."""
+    auth = payload.payload.get("authorization") if isinstance(payload.payload, dict) else None
+    if not isinstance(auth, dict):
+        return None
+    payer, nonce = auth.get("from"), auth.get("nonce")
+    if isinstance(payer, str) and isinstance(nonce, str) and ADDRESS.fullmatch(payer) and NONCE.fullmatch(nonce):
+        return payer.lower(), nonce.lower()
+    return None
+
+
 def proof_check(
-    payload: PaymentPayload | PaymentPayloadV1, challenge: Challenge, *, now: int | None = None
+    payload: PaymentPayload | PaymentPayloadV1,
+    challenge: Challenge,
+    *,
+    now: int | None = None,
+    check_window: bool = True,
 ) -> Proof:
     """Scheme, network, asset, payTo, amount, validity window and the EIP-712 signature on
-    the USDC domain. Raises PaymentRejected with a facilitator-style reason."""
+    the USDC domain. Raises PaymentRejected with a facilitator-style reason.
+
+    check_window=False is for collecting a payment that was already settled: its
+    authorization has done its work, and may have expired since."""
     if isinstance(payload, PaymentPayloadV1):
         requirements: PaymentRequirements | PaymentRequirementsV1 = challenge.v1
         scheme, network = payload.scheme, payload.network
@@ -149,10 +174,18 @@ def proof_check(
             f"the price is {challenge.price_atomic} atomic USDC, the authorization moves {value}",
         )
     now = int(time.time()) if now is None else now
-    if valid_before < now + SETTLE_MARGIN_SECONDS:
+    if check_window and valid_before < now + SETTLE_MARGIN_SECONDS:
         raise PaymentRejected(ERR_VALID_BEFORE_EXPIRED, "the authorization has expired (validBefore)")
-    if valid_after > now:
+    if check_window and valid_after > now:
         raise PaymentRejected(ERR_VALID_AFTER_FUTURE, "the authorization is not valid yet (validAfter)")
+    if check_window and valid_before > now + settings.X402_MAX_TIMEOUT_SECONDS + VALID_BEFORE_SLACK_SECONDS:
+        # The challenge's maxTimeoutSeconds bounds how long a claim can stay undecided: an
+        # authorization that stays valid longer could keep a pending payment open for ever.
+        raise PaymentRejected(
+            INVALID_VALID_BEFORE,
+            f"validBefore is more than maxTimeoutSeconds ({settings.X402_MAX_TIMEOUT_SECONDS} s) away; "
+            "sign an authorization that expires sooner",
+        )
     if len(signature) == 65:
         digest = hash_eip3009_authorization(
             auth,
@@ -176,4 +209,6 @@ def proof_check(
         payer=auth.from_address.lower(),
         nonce=auth.nonce.lower(),
         version=payload.x402_version,
+        signature_checked=len(signature) == 65,
+        valid_before=valid_before,
     )

@@ -42,6 +42,13 @@ class Product:
     # the caller is charged and its content thrown away if the charge is refused, which is
     # what the credit fast path does (billing/api/credit_fastpath.py).
     pure: bool = False
+    # A product with effects (a pack, a pass, an entitlement) changes state when it runs.
+    # Paid by x402 it runs only after the payment settled: an effect created first would be
+    # kept by a payer who empties the wallet between verify and settle.
+    effects: bool = False
+    # Called once the payer is known and before any payment is held (e.g. "this wallet needs
+    # a credit account"): raises ProductFailed so nothing is claimed, settled or charged.
+    ready: Callable[[ProductCall], None] | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -53,11 +60,15 @@ def register(
     params: type[QueryModel] | None = None,
     price_for: Callable[[ProductCall], int | None] | None = None,
     pure: bool = False,
+    effects: bool = False,
+    ready: Callable[[ProductCall], None] | None = None,
 ) -> Callable[[Callable[[ProductCall], dict[str, Any]]], Callable[[ProductCall], dict[str, Any]]]:
     def decorator(func: Callable[[ProductCall], dict[str, Any]]) -> Callable[[ProductCall], dict[str, Any]]:
         if sku in _PRODUCTS:
             raise ValueError(f"product {sku} registered twice")
-        _PRODUCTS[sku] = Product(sku=sku, run=func, params=params, price_for=price_for, pure=pure)
+        _PRODUCTS[sku] = Product(
+            sku=sku, run=func, params=params, price_for=price_for, pure=pure, effects=effects, ready=ready
+        )
         return func
 
     return decorator

@@ -8,12 +8,17 @@ from typing import Any
 from catalog.products.registry import ProductCall, ProductFailed, register
 
 
-def _pack(call: ProductCall) -> dict[str, Any]:
+def _pack_ready(call: ProductCall) -> None:
     from sessions_app.models import SessionPack
-    from sessions_app.services import session_create
 
     if not SessionPack.objects.filter(sku=call.sku).exists():
         raise ProductFailed(f"no session pack is configured for {call.sku.sku}; nothing is charged")
+
+
+def _pack(call: ProductCall) -> dict[str, Any]:
+    from sessions_app.services import session_create
+
+    _pack_ready(call)
     session = session_create(pack_sku=call.sku, buyer=call.payer or "")
     skus = list(session.pack.covered_skus.filter(status="live_x402").values_list("sku", flat=True))
     return {
@@ -31,5 +36,6 @@ def _pack(call: ProductCall) -> dict[str, Any]:
     }
 
 
-register("m2m_session_desk")(_pack)
-register("m2m_session_enterprise")(_pack)
+# A session is an effect: bought by x402, it is created only once the payment has settled.
+register("m2m_session_desk", effects=True, ready=_pack_ready)(_pack)
+register("m2m_session_enterprise", effects=True, ready=_pack_ready)(_pack)

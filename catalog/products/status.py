@@ -37,4 +37,4 @@ def telemetry_detail(call: ProductCall) -> dict[str, Any]:
 def payments_dual_rail_status(call: ProductCall) -> dict[str, Any]:
     from catalog.selectors import payment_alternatives
 
-    return {"routes": routes_state(), "payment_alternatives": payment_alternatives()}
+    return {"routes": routes_state(), "payment_alternatives": payment_alternatives(call.base_url)}

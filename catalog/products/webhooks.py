@@ -27,7 +27,12 @@ def _account(call: ProductCall) -> Any:
     return account
 
 
-@register("signal_desk_pack")
+def _account_ready(call: ProductCall) -> None:
+    _account(call)
+
+
+# The push entitlement is an effect: bought by x402, it is created only once the payment settled.
+@register("signal_desk_pack", effects=True, ready=_account_ready)
 def signal_desk_pack(call: ProductCall) -> dict[str, Any]:
     from webhooks.models import PushEntitlement
 

@@ -1,0 +1,168 @@
+"""The x402 reconciler: decides payments whose settlement outcome was not known when the
+agent was answered, from the chain itself.
+
+- `settlement_pending`: the facilitator broadcast (or may have broadcast) the transfer but
+  did not see it confirmed in time.
+- `claimed` for longer than PAYMENT_CLAIM_STALE_SECONDS: the process that claimed it died
+  between claim and answer (a crash, a kill), so nobody will settle or release it.
+
+The chain is the source of truth: the token's AuthorizationUsed(payer, nonce) event is
+emitted only by a transfer under that authorization, so its presence means the payer paid
+(whichever transaction carried it, even a replacement of the one we know). Its absence
+after the authorization's validBefore means it can never pay: the claim is released, so
+nothing is charged and the same proof is free again (it has expired anyway). A payer's
+cancelAuthorization marks the nonce used without a transfer: failed, never settled.
+
+Settled-by-reconciler payments have no delivery yet: the payer collects the content by
+sending the same proof again (billing.x402.paid_call)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+from web3 import Web3
+from web3.exceptions import TransactionNotFound
+
+from billing.models import Payment
+from billing.services import payment_fail, payment_release, payment_settle
+
+logger = logging.getLogger(__name__)
+
+AUTHORIZATION_USED_TOPIC = Web3.keccak(text="AuthorizationUsed(address,bytes32)").hex()
+AUTHORIZATION_STATE_ABI = [
+    {
+        "name": "authorizationState",
+        "type": "function",
+        "stateMutability": "view",
+        "inputs": [{"name": "authorizer", "type": "address"}, {"name": "nonce", "type": "bytes32"}],
+        "outputs": [{"name": "", "type": "bool"}],
+    }
+]
+# An authorization is treated as dead this long after its validBefore: blocks carry their
+# own timestamps, a little behind the wall clock.
+EXPIRY_GRACE_SECONDS = 30
+
+
+@dataclass
+class ReconcileResult:
+    settled: int = 0
+    released: int = 0
+    failed: int = 0
+    waiting: int = 0
+
+
+def _w3() -> Web3:
+    from billing.deposits import chain
+
+    return chain()
+
+
+def _hex(value: bytes | str) -> str:
+    return "0x" + (bytes(value).hex() if not isinstance(value, str) else value).removeprefix("0x")
+
+
+def _topic_address(address: str) -> str:
+    return "0x" + "0" * 24 + address.lower().removeprefix("0x")
+
+
+def _used_in(receipt: dict, payment: Payment) -> bool:
+    for log in receipt.get("logs") or []:
+        topics = [_hex(t).lower() for t in log["topics"]]
+        if (
+            len(topics) == 3
+            and topics[0] == _hex(AUTHORIZATION_USED_TOPIC).lower()
+            and log["address"].lower() == settings.USDC_ADDRESS.lower()
+            and topics[1] == _topic_address(payment.payer)
+            and topics[2] == payment.nonce.lower()
+        ):
+            return True
+    return False
+
+
+def settlement_find(w3: Web3, payment: Payment) -> tuple[str | None, bool]:
+    """(hash of the transaction that used this authorization, whether the known hash
+    reverted). The known hash is tried first, then the token's logs."""
+    reverted = False
+    if payment.tx_hash:
+        try:
+            receipt = w3.eth.get_transaction_receipt(payment.tx_hash)
+        except TransactionNotFound:
+            receipt = None
+        if receipt is not None:
+            if receipt["status"] == 1 and _used_in(receipt, payment):
+                return payment.tx_hash, False
+            reverted = receipt["status"] != 1
+    head = w3.eth.block_number
+    logs = w3.eth.get_logs(
+        {
+            "address": Web3.to_checksum_address(settings.USDC_ADDRESS),
+            "topics": [_hex(AUTHORIZATION_USED_TOPIC), _topic_address(payment.payer), payment.nonce.lower()],
+            "fromBlock": hex(max(head - settings.PAYMENT_RECONCILE_LOOKBACK_BLOCKS, 0)),
+            "toBlock": "latest",
+        }
+    )
+    if logs:
+        return _hex(logs[0]["transactionHash"]), False
+    return None, reverted
+
+
+def payment_reconcile(*, payment_id: int, w3: Web3 | None = None) -> str:
+    """Decide one payment. Returns what happened: settled, released, failed or waiting."""
+    payment = Payment.objects.filter(
+        pk=payment_id, state__in=(Payment.State.PENDING, Payment.State.CLAIMED)
+    ).first()
+    if payment is None:
+        return "gone"
+    w3 = w3 or _w3()
+    tx_hash, reverted = settlement_find(w3, payment)
+    if tx_hash:
+        payment_settle(payment_id=payment.id, tx_hash=tx_hash)
+        logger.info("payment %s settled on chain in %s; the payer may collect it", payment.id, tx_hash)
+        return "settled"
+    token = w3.eth.contract(address=Web3.to_checksum_address(settings.USDC_ADDRESS), abi=AUTHORIZATION_STATE_ABI)
+    used = token.functions.authorizationState(
+        Web3.to_checksum_address(payment.payer), bytes.fromhex(payment.nonce.removeprefix("0x"))
+    ).call()
+    if used:
+        # Used without a transfer to us: the payer cancelled the authorization.
+        payment_fail(payment_id=payment.id, error="reconcile: authorization cancelled, nothing was paid")
+        return "failed"
+    expired = payment.valid_before is not None and payment.valid_before + EXPIRY_GRACE_SECONDS < time.time()
+    if reverted or expired:
+        # Nothing moved and (reverted) nothing is in flight, or (expired) nothing can move any more.
+        payment_release(payment_id=payment.id)
+        logger.info("payment %s released: %s", payment.id, "reverted" if reverted else "authorization expired")
+        return "released"
+    return "waiting"
+
+
+def payments_reconcile(*, limit: int = 200) -> ReconcileResult:
+    stale = timezone.now() - timedelta(seconds=settings.PAYMENT_CLAIM_STALE_SECONDS)
+    ids = list(
+        Payment.objects.filter(
+            Q(state=Payment.State.PENDING) | Q(state=Payment.State.CLAIMED, created_at__lt=stale)
+        )
+        .order_by("created_at")
+        .values_list("id", flat=True)[:limit]
+    )
+    result = ReconcileResult()
+    if not ids:
+        return result
+    w3 = _w3()
+    for payment_id in ids:
+        outcome = payment_reconcile(payment_id=payment_id, w3=w3)
+        if outcome == "settled":
+            result.settled += 1
+        elif outcome == "released":
+            result.released += 1
+        elif outcome == "failed":
+            result.failed += 1
+        elif outcome == "waiting":
+            result.waiting += 1
+    return result
