@@ -97,6 +97,9 @@ def test_a_settlement_confirmed_late_stays_pending_and_the_same_proof_collects_i
     payment.refresh_from_db()
     assert payment.state == Payment.State.SETTLED and payment.delivered_at is None
     assert chain.w3.eth.get_transaction_receipt(payment.tx_hash)["status"] == 1
+    # The broadcast sat unmined past the receipt wait, so the facilitator replaced it with a
+    # higher gas price; the reconciler found whichever carried the authorization.
+    assert payment.tx_hash != body["transaction"]
     collected = get(url, header)
     assert collected.status_code == 200, collected.text
     assert collected.json()["body"] == "The full brief: rates, CPI, FX."
