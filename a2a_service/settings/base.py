@@ -305,3 +305,12 @@ LOGGING = {
         "django.request": {"filters": ["expected_503", "expected_4xx"]},
     },
 }
+
+# --- operations (logging, admin) ---------------------------------------------------------------
+# A failure that repeats on every request (Redis or the cache down) is logged with its traceback
+# at most once per this many seconds per kind and process; the next record counts the rest.
+LOG_REPEAT_SECONDS = env.float("LOG_REPEAT_SECONDS", default=60.0)
+# Admin logins: after this many failed attempts from one IP address, or for one username,
+# within the window, further attempts are refused (429 with Retry-After) until it ends.
+ADMIN_LOGIN_MAX_FAILURES = env.int("ADMIN_LOGIN_MAX_FAILURES", default=5)
+ADMIN_LOGIN_WINDOW_SECONDS = env.int("ADMIN_LOGIN_WINDOW_SECONDS", default=900)
