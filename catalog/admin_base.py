@@ -100,7 +100,10 @@ def admin_login(request: HttpRequest, extra_context: dict | None = None) -> Http
         keys, wait = [], None
     if wait is not None:
         seconds = max(1, math.ceil(wait))
-        logger.warning("admin login refused: too many failed attempts (retry in %ss)", seconds)
+        # Logged, but not once per refused request: a password-guessing flood would fill the log.
+        log_throttled(
+            logger, "admin-login-refused", "admin login refused: too many failed attempts", exc_info=False
+        )
         return HttpResponse(
             f"Too many failed login attempts. Try again in {seconds} seconds.\n",
             status=429,
