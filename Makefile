@@ -37,10 +37,12 @@ migrate: install
 seed: migrate
 	$(PY) manage.py seed_catalog
 
+# Settings named for the stack: a process importing a2a_service without DJANGO_SETTINGS_MODULE
+# runs production settings (manage.py alone defaults to local).
 run: seed
 	$(PY) manage.py seed_local_sample
 	$(PY) manage.py collectstatic --noinput -v 0
-	$(PY) -m a2a_service.devstack
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-a2a_service.settings.local} $(PY) -m a2a_service.devstack
 
 lint: install
 	$(PY) -m ruff check .

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from agents.api import AgentChatView, AgentHubChatView, AgentHubView, AgentView
+from catalog.admin_base import admin_login
 from catalog.api.openapi import OpenApiDocumentView
 from sessions_app.api import SessionCallView, SessionStatusView
 from webhooks.api import (
@@ -19,6 +20,8 @@ handler500 = "catalog.api.errors.json_server_error"
 handler400 = "catalog.api.errors.json_bad_request"
 
 urlpatterns = [
+    # Before the admin site: its login, throttled (the site's own links reverse to this path).
+    path("admin/login/", admin_login),
     path("admin/", admin.site.urls),
     path("api/a2a/openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
     path("", include("catalog.api.urls")),

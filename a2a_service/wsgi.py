@@ -1,15 +1,61 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.local")
+# A server started without DJANGO_SETTINGS_MODULE runs production settings, which refuse to
+# start without real secrets, never the local ones (DEBUG, public development keys).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.production")
 django_application = get_wsgi_application()
+
+from django.conf import settings  # noqa: E402
 
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
 from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
 
+
+def request_is_secure(environ: dict[str, Any]) -> bool:
+    """HttpRequest.is_secure() on a bare WSGI environ."""
+    if settings.SECURE_PROXY_SSL_HEADER:
+        header, secure_value = settings.SECURE_PROXY_SSL_HEADER
+        value = environ.get(header)
+        if value is not None:
+            return value.split(",", 1)[0].strip() == secure_value
+    return environ.get("wsgi.url_scheme") == "https"
+
+
+class SecureFastPaths(ChallengeFastPath):
+    """The fast paths answer without Django's SecurityMiddleware. A plain-http request that
+    the middleware would redirect goes to Django (which redirects it or, if exempt, answers
+    it); an https answer of a fast path gets the HSTS header Django would have added."""
+
+    def __init__(self, app: Callable, *, django_app: Callable) -> None:
+        super().__init__(app)
+        self.django_app = django_app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        secure = request_is_secure(environ)
+        if not secure and settings.SECURE_SSL_REDIRECT:
+            return self.django_app(environ, start_response)
+        if not (secure and settings.SECURE_HSTS_SECONDS):
+            return super().__call__(environ, start_response)
+        hsts = f"max-age={settings.SECURE_HSTS_SECONDS}"
+        if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
+            hsts += "; includeSubDomains"
+        if settings.SECURE_HSTS_PRELOAD:
+            hsts += "; preload"
+
+        def start_with_hsts(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            if not any(name.lower() == "strict-transport-security" for name, _ in headers):
+                headers = [*headers, ("Strict-Transport-Security", hsts)]
+            return start_response(status, headers, exc_info)
+
+        return super().__call__(environ, start_with_hsts)
+
+
 # Unpaid 402 challenges are answered from Redis before Django, and credit-paid calls to pure
 # products with one SQL statement; everything else (and anything unusual) is Django.
-application = ChallengeFastPath(CreditFastPath(django_application))
+application = SecureFastPaths(CreditFastPath(django_application), django_app=django_application)

@@ -54,7 +54,10 @@ from decimal import Decimal  # noqa: E402
 
 from django import forms  # noqa: E402
 from django.contrib import messages  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.template.response import TemplateResponse  # noqa: E402
 from django.utils import timezone  # noqa: E402
+from django.utils.cache import add_never_cache_headers  # noqa: E402
 
 from billing.credits import api_key_issue, credit_add  # noqa: E402
 from billing.models import Account, ApiKey, ChainCursor, CreditAdjustment, Deposit, LedgerEntry  # noqa: E402
@@ -68,11 +71,26 @@ class AccountAdmin(ReadOnlyAdmin):
     list_filter = ["is_active"]
     actions = ["rotate_key"]
 
-    @admin.action(description="Rotate the API key (the new key is shown once)")
-    def rotate_key(self, request: HttpRequest, queryset) -> None:
-        for account in queryset:
-            key = api_key_issue(account=account)
-            self.message_user(request, f"{account.wallet_address}: new API key {key}", messages.WARNING)
+    @admin.action(description="Rotate the API key (the new key is shown once)", permissions=["operate"])
+    def rotate_key(self, request: HttpRequest, queryset) -> TemplateResponse:
+        """The new keys are the answer to this POST, shown once on their own page: never in a
+        message (messages travel in a cookie and are stored), never stored in clear."""
+        with transaction.atomic():  # all accounts rotated, or none (and no key is lost unseen)
+            rotated = [(account, api_key_issue(account=account)) for account in queryset]
+        for account, _ in rotated:
+            self.log_change(request, account, "Rotated the API key (previous keys revoked)")
+        response = TemplateResponse(
+            request,
+            "admin/billing/account/rotated_keys.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "New API keys",
+                "opts": self.opts,
+                "rotated": [(account.wallet_address, key) for account, key in rotated],
+            },
+        )
+        add_never_cache_headers(response)
+        return response
 
 
 @admin.register(ApiKey)
@@ -82,7 +100,7 @@ class ApiKeyAdmin(ReadOnlyAdmin):
     list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
     actions = ["revoke"]
 
-    @admin.action(description="Revoke selected keys")
+    @admin.action(description="Revoke selected keys", permissions=["operate"])
     def revoke(self, request: HttpRequest, queryset) -> None:
         n = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"{n} key(s) revoked", messages.SUCCESS)

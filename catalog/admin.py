@@ -78,12 +78,12 @@ class SkuAdmin(admin.ModelAdmin):
     def price_display(self, obj: Sku) -> str:
         return f"{obj.price_usdc:g}"
 
-    @admin.action(description="Enable selected SKUs (live_x402)")
+    @admin.action(description="Enable selected SKUs (live_x402)", permissions=["change"])
     def enable_skus(self, request: HttpRequest, queryset: QuerySet[Sku]) -> None:
         n = sku_set_status(sku_ids=list(queryset.values_list("id", flat=True)), status=Sku.Status.LIVE)
         self.message_user(request, f"{n} SKU(s) enabled", messages.SUCCESS)
 
-    @admin.action(description="Disable selected SKUs")
+    @admin.action(description="Disable selected SKUs", permissions=["change"])
     def disable_skus(self, request: HttpRequest, queryset: QuerySet[Sku]) -> None:
         n = sku_set_status(sku_ids=list(queryset.values_list("id", flat=True)), status=Sku.Status.DISABLED)
         self.message_user(request, f"{n} SKU(s) disabled", messages.SUCCESS)
@@ -170,12 +170,12 @@ class EditorialPieceAdmin(admin.ModelAdmin):
             obj.author = request.user
         super().save_model(request, obj, form, change)
 
-    @admin.action(description="Publish now")
+    @admin.action(description="Publish now", permissions=["change"])
     def publish_now(self, request: HttpRequest, queryset: QuerySet[EditorialPiece]) -> None:
         n = queryset.update(published_at=timezone.now())
         self.message_user(request, f"{n} piece(s) published", messages.SUCCESS)
 
-    @admin.action(description="Unpublish (back to draft)")
+    @admin.action(description="Unpublish (back to draft)", permissions=["change"])
     def unpublish(self, request: HttpRequest, queryset: QuerySet[EditorialPiece]) -> None:
         n = queryset.update(published_at=None)
         self.message_user(request, f"{n} piece(s) unpublished", messages.SUCCESS)

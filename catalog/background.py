@@ -5,10 +5,15 @@ inherit its parent's threads."""
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable
+
+from catalog.ratelog import log_throttled
+
+logger = logging.getLogger(__name__)
 
 
 class PerProcess:
@@ -35,7 +40,10 @@ def repeat_every(seconds: float, func: Callable[[], None], *, name: str) -> None
     def loop() -> None:
         while True:
             time.sleep(seconds)
-            func()
+            try:
+                func()
+            except Exception:  # the thread must outlive a failure, or the work stops for good
+                log_throttled(logger, f"background-{name}", "background task %s failed", name, level=logging.ERROR)
 
     threading.Thread(target=loop, name=name, daemon=True).start()
     atexit.register(func)

@@ -6,6 +6,7 @@ updates its DailyCounter row directly. Reads add both, so the funnel is exact ei
 
 from __future__ import annotations
 
+import logging
 from datetime import date, timedelta
 from functools import lru_cache
 
@@ -16,6 +17,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from catalog.models import DailyCounter
+from catalog.ratelog import log_throttled
+
+logger = logging.getLogger(__name__)
 
 HASH_PREFIX = "a2a:ctr:"
 
@@ -38,7 +42,11 @@ def counter_increment(*, metric: str, key: str, day: date | None = None, by: int
     key = key[:120]
     client = redis_client()
     if client is not None:
-        client.hincrby(counter_hash(day), f"{metric}|{key}", by)
+        try:
+            client.hincrby(counter_hash(day), f"{metric}|{key}", by)
+        except redis.RedisError:
+            # Counting never fails the request it counts; while Redis is away hits are lost.
+            log_throttled(logger, "counter-increment", "could not count a hit in Redis; hits are lost meanwhile")
         return
     counter_add_to_db(metric=metric, key=key, day=day, by=by)
 
@@ -99,7 +107,13 @@ def counters_pending(*, since: date) -> dict[str, int]:
     pipe = client.pipeline()
     for name in names:
         pipe.hgetall(name)
-    for counts in pipe.execute():
+    try:
+        replies = pipe.execute()
+    except redis.RedisError:
+        # The funnel shows the counts already in the database rather than failing.
+        log_throttled(logger, "counters-pending", "could not read pending hit counts from Redis")
+        return {}
+    for counts in replies:
         for field, n in counts.items():
             metric = field.decode().partition("|")[0]
             totals[metric] = totals.get(metric, 0) + int(n)

@@ -3,6 +3,7 @@ live probe); nothing here is a literal standing in for a measurement."""
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
 from datetime import timedelta
@@ -43,6 +44,7 @@ from catalog.models import (
     WorkerHeartbeat,
 )
 from catalog.money import usdc_from_atomic
+from catalog.ratelog import log_throttled
 
 SERVICE_NAME = "Agent-to-Agent Market Intelligence"
 SERVICE_VERSION = "16.5.0"
@@ -972,8 +974,10 @@ def facilitator_health(base: str) -> s.FacilitatorHealthOut:
             supported = [k for k in kinds if isinstance(k, dict)]
         else:
             error = f"HTTP {resp.status_code}"
-    except Exception as exc:  # any transport or decoding failure is reported, not raised
-        error = f"{type(exc).__name__}: {exc}"[:300]
+    except Exception:  # any transport or decoding failure is reported, not raised
+        # The kind of failure only: the exception names internal hosts and ports (logged).
+        log_throttled(health_logger, "health-facilitator", "health check: facilitator %s failed", url)
+        error = "unreachable" if not reachable else "invalid response"
     latency = round((time.perf_counter() - started) * 1000, 1)
     return s.FacilitatorHealthOut(
         facilitator=facilitator_url(base),
@@ -1391,12 +1395,18 @@ def agenthub_status(base: str) -> s.AgentHubStatusOut:
 
 
 # --- health -----------------------------------------------------------------------------
-def _timed(check) -> s.ComponentHealth:
+# Health answers anyone: it says which part is ok or down, never why. The exception (hosts,
+# ports, driver messages) goes to the log, once per LOG_REPEAT_SECONDS per part.
+health_logger = logging.getLogger("catalog.health")
+
+
+def _timed(part: str, check) -> s.ComponentHealth:
     started = time.perf_counter()
     try:
         check()
-    except Exception as exc:  # a failing part is reported as down; the endpoint still answers
-        return s.ComponentHealth(status="down", detail=f"{type(exc).__name__}: {exc}"[:300])
+    except Exception:  # a failing part is reported as down; the endpoint still answers
+        log_throttled(health_logger, f"health-{part}", "health check: %s is down", part)
+        return s.ComponentHealth(status="down")
     return s.ComponentHealth(status="ok", latency_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
@@ -1421,9 +1431,9 @@ def _check_broker() -> None:
 
 
 def program_health(base: str) -> s.ProgramHealthOut:
-    database = _timed(_check_database)
-    cache_h = _timed(_check_cache)
-    broker = _timed(_check_broker)
+    database = _timed("database", _check_database)
+    cache_h = _timed("cache", _check_cache)
+    broker = _timed("broker", _check_broker)
     worker: s.WorkerHealth
     try:
         beat = WorkerHeartbeat.objects.filter(name="celery-worker").first()
@@ -1432,14 +1442,13 @@ def program_health(base: str) -> s.ProgramHealthOut:
         else:
             age = (timezone.now() - beat.beat_at).total_seconds()
             stale = age > 3 * settings.WORKER_HEARTBEAT_SECONDS
+            # No hostname: the worker's machine name is internal.
             worker = s.WorkerHealth(
-                status="stale" if stale else "ok",
-                last_beat_at=iso(beat.beat_at),
-                age_seconds=round(age, 1),
-                detail=beat.hostname,
+                status="stale" if stale else "ok", last_beat_at=iso(beat.beat_at), age_seconds=round(age, 1)
             )
-    except Exception as exc:
-        worker = s.WorkerHealth(status="down", detail=f"{type(exc).__name__}: {exc}"[:300])
+    except Exception:
+        log_throttled(health_logger, "health-worker", "health check: worker heartbeat unreadable")
+        worker = s.WorkerHealth(status="down")
     try:
         catalogs = {
             "news_items": NewsItem.objects.count(),
@@ -1470,6 +1479,7 @@ def program_health(base: str) -> s.ProgramHealthOut:
             )
         ]
     except Exception:
+        log_throttled(health_logger, "health-catalogs", "health check: catalog counts unreadable")
         catalogs, skus, agents, venues = {}, {}, {}, []
     parts_ok = all(c.status == "ok" for c in (database, cache_h, broker, worker))
     return s.ProgramHealthOut(

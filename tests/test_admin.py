@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import secrets
+from types import SimpleNamespace
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -112,3 +116,183 @@ def test_admin_publishes_editorial_content(staff_client, api):
         "/admin/catalog/editorialpiece/", {"action": "publish_now", "_selected_action": [piece.pk]}
     )
     assert api.get("/api/a2a/morning-brief").json()["title"] == "Today"
+
+
+# --- permissions: actions need the change permission; a new key is shown once, on its page ------
+def _staff(username: str, *perms: str):
+    """A staff user (not a superuser) with exactly these permissions ("app.codename")."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user(username, f"{username}@example.com", "pw-not-used", is_staff=True)
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return user
+
+
+@pytest.fixture
+def customer():
+    from billing.credits import account_register
+
+    registration = account_register(wallet_address="0x" + "ab" * 20)
+    return SimpleNamespace(account=registration.account, key=registration.api_key)
+
+
+@pytest.fixture
+def dead_delivery(customer):
+    from webhooks.models import WebhookDelivery, WebhookEvent, WebhookSubscription
+
+    sub = WebhookSubscription.objects.create(
+        account=customer.account, url="https://hooks.example.com/x", events=["test"], secret="whsec_x"
+    )
+    event = WebhookEvent.objects.create(kind="test", payload={"n": 1})
+    return WebhookDelivery.objects.create(
+        event=event, subscription=sub, state=WebhookDelivery.State.DEAD, attempts=8
+    )
+
+
+def _action_choices(client, url: str) -> set[str]:
+    resp = client.get(url)
+    assert resp.status_code == 200
+    form = resp.context["action_form"]  # None when no action is offered
+    return set() if form is None else {name for name, _ in form.fields["action"].choices if name}
+
+
+def _cookie_and_session_text(client) -> str:
+    return " ".join(m.value for m in client.cookies.values()) + " " + repr(dict(client.session.items()))
+
+
+def test_view_only_staff_cannot_run_any_action(client, customer, dead_delivery):
+    from billing.credits import api_key_account
+    from billing.models import ApiKey
+    from webhooks.models import WebhookDelivery
+
+    user = _staff(
+        "viewer",
+        "billing.view_account",
+        "billing.view_apikey",
+        "webhooks.view_webhookdelivery",
+        "catalog.view_sku",
+        "catalog.view_editorialpiece",
+    )
+    client.force_login(user)
+    keys_before = list(ApiKey.objects.values_list("id", "revoked_at"))
+    # The lists open, and offer no action.
+    assert _action_choices(client, "/admin/billing/account/") == set()
+    assert _action_choices(client, "/admin/billing/apikey/") == set()
+    assert _action_choices(client, "/admin/webhooks/webhookdelivery/") == set()
+    assert _action_choices(client, "/admin/catalog/sku/") == set()
+    # Posting them anyway does nothing.
+    posts = [
+        ("/admin/billing/account/", "rotate_key", customer.account.pk),
+        ("/admin/billing/apikey/", "revoke", ApiKey.objects.get(account=customer.account).pk),
+        ("/admin/webhooks/webhookdelivery/", "replay", dead_delivery.pk),
+        ("/admin/catalog/sku/", "disable_skus", Sku.objects.get(sku="sentiment").pk),
+    ]
+    for url, action, pk in posts:
+        resp = client.post(url, {"action": action, "_selected_action": [pk]})
+        # Django ignores an action the user is not offered: the list again, or back to it.
+        assert resp.status_code in (200, 302), (action, resp.status_code)
+        assert "New API keys" not in resp.content.decode()
+    assert list(ApiKey.objects.values_list("id", "revoked_at")) == keys_before  # none rotated or revoked
+    assert api_key_account(key=customer.key) == customer.account  # the customer's key still works
+    dead_delivery.refresh_from_db()
+    assert dead_delivery.state == WebhookDelivery.State.DEAD and dead_delivery.attempts == 8
+    assert Sku.objects.get(sku="sentiment").status == Sku.Status.LIVE
+
+
+def test_rotated_key_is_shown_once_on_its_page_and_in_no_cookie(client, customer):
+    from billing.credits import api_key_account
+    from billing.models import ApiKey
+
+    client.force_login(_staff("operator", "billing.view_account", "billing.change_account"))
+    assert _action_choices(client, "/admin/billing/account/") == {"rotate_key"}
+    resp = client.post("/admin/billing/account/", {"action": "rotate_key", "_selected_action": [customer.account.pk]})
+    assert resp.status_code == 200
+    assert "no-store" in resp["Cache-Control"]
+    html = resp.content.decode()
+    [new_key] = re.findall(r"<code>(a2a_[^<]+)</code>", html)
+    assert new_key != customer.key
+    assert api_key_account(key=new_key) == customer.account
+    assert api_key_account(key=customer.key) is None  # the old key is revoked
+    assert ApiKey.objects.filter(account=customer.account, revoked_at__isnull=True).count() == 1
+    # Not in a cookie of this answer, nor in any the client holds, nor in the session.
+    assert all(new_key not in morsel.value for morsel in resp.cookies.values())
+    assert new_key not in _cookie_and_session_text(client)
+    # The next page shows no trace of it (no message carries it).
+    assert new_key not in client.get("/admin/billing/account/").content.decode()
+    assert new_key not in _cookie_and_session_text(client)
+
+
+def test_change_permitted_staff_replays_and_revokes(client, customer, dead_delivery):
+    from billing.credits import api_key_account
+    from billing.models import ApiKey
+    from webhooks.models import WebhookDelivery
+
+    client.force_login(
+        _staff(
+            "webhook-operator",
+            "webhooks.view_webhookdelivery",
+            "webhooks.change_webhookdelivery",
+            "billing.view_apikey",
+            "billing.change_apikey",
+        )
+    )
+    resp = client.post(
+        "/admin/webhooks/webhookdelivery/", {"action": "replay", "_selected_action": [dead_delivery.pk]}
+    )
+    assert resp.status_code == 302
+    dead_delivery.refresh_from_db()
+    assert dead_delivery.state == WebhookDelivery.State.PENDING and dead_delivery.attempts == 0
+    key_row = ApiKey.objects.get(account=customer.account)
+    client.post("/admin/billing/apikey/", {"action": "revoke", "_selected_action": [key_row.pk]})
+    assert api_key_account(key=customer.key) is None
+
+
+# --- the admin login is throttled -------------------------------------------------------------
+def test_admin_login_is_throttled_per_address_and_per_username(client, settings):
+    settings.ADMIN_LOGIN_MAX_FAILURES = 3
+    settings.ADMIN_LOGIN_WINDOW_SECONDS = 600
+    tag = secrets.token_hex(4)
+    username = f"admin-{tag}"
+    get_user_model().objects.create_superuser(username, "a@example.com", "right-password")
+    address = f"198.51.100.{int(tag, 16) % 250 + 1}"
+
+    def login(password: str, *, user: str = username, ip: str = address):
+        return client.post(
+            "/admin/login/?next=/admin/",
+            {"username": user, "password": password, "next": "/admin/"},
+            REMOTE_ADDR=ip,
+        )
+
+    for _ in range(3):
+        resp = login("wrong")
+        assert resp.status_code == 200 and "_auth_user_id" not in client.session
+    # The 4th attempt is refused, even with the right password, and says when to come back.
+    resp = login("right-password")
+    assert resp.status_code == 429
+    assert 590 <= int(resp["Retry-After"]) <= 600
+    assert "_auth_user_id" not in client.session
+    # The username is refused from another address too (many addresses, one account).
+    assert login("right-password", ip="203.0.113.7").status_code == 429
+    # And the address for another username (one address, many accounts).
+    assert login("whatever", user=f"other-{tag}").status_code == 429
+    # Someone else, elsewhere, logs in.
+    other = f"staff-{tag}"
+    get_user_model().objects.create_superuser(other, "b@example.com", "pw-2")
+    resp = login("pw-2", user=other, ip="192.0.2.55")
+    assert resp.status_code == 302 and client.session["_auth_user_id"]
+
+
+def test_admin_login_page_and_successful_login_still_work(client):
+    tag = secrets.token_hex(4)
+    get_user_model().objects.create_superuser(f"ok-{tag}", "c@example.com", "pw-3")
+    assert client.get("/admin/").status_code == 302
+    assert client.get("/admin/login/?next=/admin/").status_code == 200
+    resp = client.post(
+        "/admin/login/?next=/admin/",
+        {"username": f"ok-{tag}", "password": "pw-3", "next": "/admin/"},
+        REMOTE_ADDR=f"192.0.2.{int(tag, 16) % 250 + 1}",
+    )
+    assert resp.status_code == 302 and resp["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import logging
+import traceback
+from collections import Counter
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -58,3 +62,106 @@ def test_facilitator_health_reads_supported_kinds(api, monkeypatch):
     monkeypatch.setattr(catalog.http, "outbound_request", lambda *a, **k: FakeResponse())
     body = api.get("/api/a2a/facilitator/health").json()
     assert body["reachable"] is True and body["supported"][0]["scheme"] == "exact"
+
+
+# --- Redis down: one traceback per interval, nothing internal in the public answer -------------
+@pytest.fixture
+def redis_down(settings, monkeypatch):
+    """REDIS_URL, the cache and the broker all point at a port nobody listens on."""
+    import socket
+
+    import catalog.ratelog
+    from a2a_service.celery import app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    settings.REDIS_URL = url
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
+    monkeypatch.setattr(app.conf, "broker_url", url)
+    clock = [1000.0]
+    monkeypatch.setattr(catalog.ratelog, "_now", lambda: clock[0])
+    catalog.ratelog.log_throttled_reset()
+    yield SimpleNamespace(port=port, clock=clock)
+    catalog.ratelog.log_throttled_reset()
+    # The challenge fast path keeps its Lua script bound to the client it was made with.
+    from a2a_service.wsgi import application
+
+    application._script = None
+
+
+@pytest.fixture
+def wsgi_client():
+    """The whole served application (fast paths in front of Django), as a server runs it."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+    from werkzeug.test import Client
+
+    from a2a_service.wsgi import application
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield Client(application)
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+def _tracebacks(caplog) -> Counter:
+    return Counter((r.name, r.getMessage().split(" (and ")[0]) for r in caplog.records if r.exc_info)
+
+
+def test_redis_down_logs_one_traceback_per_interval_and_health_tells_no_internals(
+    wsgi_client, redis_down, caplog, settings
+):
+    caplog.set_level(logging.INFO)
+    for _ in range(5):
+        assert wsgi_client.get("/api/a2a/discovery/storefront").status_code == 200
+        assert wsgi_client.get("/api/a2a/x402/morning-brief").status_code == 402
+        resp = wsgi_client.get("/api/a2a/program/health")
+        assert resp.status_code == 200
+    body = resp.json
+    assert body["status"] == "degraded"
+    assert body["cache"] == {"status": "down", "latency_ms": None, "detail": None}
+    assert body["broker"] == {"status": "down", "latency_ms": None, "detail": None}
+    assert body["database"]["status"] == "ok"
+    text = resp.get_data(as_text=True)
+    for internal in ("127.0.0.1", str(redis_down.port), "Error", "refused", "redis://"):
+        assert internal not in text, internal
+
+    first = _tracebacks(caplog)
+    expected = {
+        ("catalog.api.throttling", "rate limit not applied: the cache is unreachable"),
+        ("catalog.counters", "could not count a hit in Redis; hits are lost meanwhile"),
+        ("billing.x402.fastpath", "could not store the 402 challenge in Redis"),
+        ("catalog.health", "health check: cache is down"),
+        ("catalog.health", "health check: broker is down"),
+    }
+    assert expected <= set(first), first
+    assert all(n == 1 for n in first.values()), first  # 5 rounds of requests, one record each
+    cache_record = next(r for r in caplog.records if r.getMessage() == "health check: cache is down")
+    assert str(redis_down.port) in "".join(traceback.format_exception(*cache_record.exc_info))
+
+    # Within the interval: nothing more. After it: one record each, counting the ones left out.
+    caplog.clear()
+    wsgi_client.get("/api/a2a/program/health")
+    assert not _tracebacks(caplog)
+    redis_down.clock[0] += settings.LOG_REPEAT_SECONDS + 1
+    wsgi_client.get("/api/a2a/program/health")
+    messages = [r.getMessage() for r in caplog.records if r.name == "catalog.health" and r.exc_info]
+    assert messages == [
+        "health check: cache is down (and 5 more like it since the last report)",
+        "health check: broker is down (and 5 more like it since the last report)",
+    ]
+
+
+def test_facilitator_health_says_unreachable_without_the_exception(api, settings, caplog):
+    """The exception (host, port, errno) goes to the log; the answer names the kind only."""
+    from catalog.ratelog import log_throttled_reset
+
+    log_throttled_reset()
+    settings.FACILITATOR_URL = "http://127.0.0.1:9/facilitator"
+    body = api.get("/api/a2a/facilitator/health").json()
+    assert body["reachable"] is False and body["error"] == "unreachable"
+    [record] = [r for r in caplog.records if r.name == "catalog.health"]
+    assert "refused" in "".join(traceback.format_exception(*record.exc_info)).lower()

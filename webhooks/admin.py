@@ -36,7 +36,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_filter = ["state"]
     actions = ["replay"]
 
-    @admin.action(description="Replay selected dead-lettered deliveries")
+    @admin.action(description="Replay selected dead-lettered deliveries", permissions=["operate"])
     def replay(self, request: HttpRequest, queryset) -> None:
         ids = list(queryset.filter(state=WebhookDelivery.State.DEAD).values_list("id", flat=True))
         for delivery_id in ids:

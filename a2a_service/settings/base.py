@@ -303,15 +303,32 @@ PREDICTION_ALERT_MOVE = env.float("PREDICTION_ALERT_MOVE", default=0.05)
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200
 
+# One handler, on the root logger: every record is printed once, whatever runs the code
+# (granian and Celery add none to these loggers). Django's defaults put a second console
+# handler on the "django" logger (active with DEBUG), which doubled every django.request
+# line; "handlers": [] replaces it (and the unused mail_admins one).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "filters": {"expected_503": {"()": "catalog.api.errors.SkipExpectedUnavailable"}},
+    "filters": {
+        "expected_503": {"()": "catalog.api.errors.SkipExpectedUnavailable"},
+        "expected_4xx": {"()": "catalog.api.errors.ExpectedClientErrorsAtInfo"},
+    },
     "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
         "django.db.backends": {"level": "WARNING"},
-        "django.request": {"filters": ["expected_503"]},
+        "django.request": {"filters": ["expected_503", "expected_4xx"]},
     },
 }
+
+# --- operations (logging, admin) ---------------------------------------------------------------
+# A failure that repeats on every request (Redis or the cache down) is logged with its traceback
+# at most once per this many seconds per kind and process; the next record counts the rest.
+LOG_REPEAT_SECONDS = env.float("LOG_REPEAT_SECONDS", default=60.0)
+# Admin logins: after this many failed attempts from one IP address, or for one username,
+# within the window, further attempts are refused (429 with Retry-After) until it ends.
+ADMIN_LOGIN_MAX_FAILURES = env.int("ADMIN_LOGIN_MAX_FAILURES", default=5)
+ADMIN_LOGIN_WINDOW_SECONDS = env.int("ADMIN_LOGIN_WINDOW_SECONDS", default=900)

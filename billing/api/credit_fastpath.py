@@ -48,6 +48,7 @@ from catalog.api.throttling import BUFFERED_WINDOWS, ClientRateThrottle
 from catalog.counters import redis_client
 from catalog.money import usdc_from_atomic
 from catalog.products.registry import Product, ProductCall, product_get
+from catalog.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +263,12 @@ class CreditFastPath:
                 [("Allow", route.allow), ("Retry-After", "1")],
             )
         except Exception:  # anything else is raised before charging: Django answers
-            logger.exception("credit fast path failed before charging; Django answers")
+            log_throttled(
+                logger,
+                "credit-fastpath-before-charge",
+                "credit fast path failed before charging; Django answers",
+                level=logging.ERROR,
+            )
             answer = None
         if answer is None:
             return self.app(environ, start_response)

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from catalog.background import PerProcess, repeat_every
 from catalog.counters import counter_hash, redis_client
+from catalog.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def challenge_store(*, host: str, path: str, query: str, sku: str, header: str, 
     try:
         client.set(challenge_key(host, path, query), payload, ex=TTL_SECONDS)
     except Exception:  # storing is an optimisation: the answer stands without it
-        logger.warning("could not store the 402 challenge in Redis", exc_info=True)
+        log_throttled(logger, "x402-challenge-store", "could not store the 402 challenge in Redis")
 
 
 def challenges_forget() -> None:
@@ -106,7 +107,7 @@ def challenges_forget() -> None:
     except Exception:
         # Redis is unreachable: so is every process's copy (the subscribers lost their
         # channel and stopped using it), and stored keys expire within TTL_SECONDS.
-        logger.error("could not drop stored 402 challenges", exc_info=True)
+        log_throttled(logger, "x402-challenge-forget", "could not drop stored 402 challenges", level=logging.ERROR)
 
 
 class LocalChallenges:
@@ -163,7 +164,7 @@ class LocalChallenges:
         except Exception:
             with self._lock:  # put them back for the next try
                 self._counts.update(counts)
-            logger.warning("could not add challenge counts to Redis; will retry", exc_info=True)
+            log_throttled(logger, "x402-challenge-counts", "could not add challenge counts to Redis; will retry")
 
     # -- threads ----------------------------------------------------------------------
     def ensure_started(self) -> None:
@@ -194,8 +195,11 @@ class LocalChallenges:
                     elif message["type"] == "message":
                         self.clear()
             except Exception:
-                logger.info(
-                    "challenge invalidation channel lost; local copy off until resubscribed", exc_info=True
+                log_throttled(
+                    logger,
+                    "x402-invalidation-channel",
+                    "challenge invalidation channel lost; local copy off until resubscribed",
+                    level=logging.INFO,
                 )
             self._listening.clear()
             self.clear()

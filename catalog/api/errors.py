@@ -27,6 +27,24 @@ class SkipExpectedUnavailable(logging.Filter):
         return getattr(record, "status_code", None) != 503
 
 
+class ExpectedClientErrorsAtInfo(logging.Filter):
+    """django.request logs every 4xx as a warning. A missing key (401), a payment challenge
+    (402), an unknown id (404/405), a conflict (409), broken input (422) or a rate limit (429)
+    is the API answering a client as documented, so it is logged at INFO; other 4xx (400,
+    403: hosts, CSRF) stay warnings, 5xx stay errors."""
+
+    STATUSES = frozenset({401, 402, 404, 405, 409, 422, 429})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and getattr(record, "status_code", None) in self.STATUSES:
+            # The level was checked at WARNING; drop the record if INFO is not wanted.
+            if not logging.getLogger(record.name).isEnabledFor(logging.INFO):
+                return False
+            record.levelno = logging.INFO
+            record.levelname = logging.getLevelName(logging.INFO)
+        return True
+
+
 class ApiError(Exception):
     """A domain error with its HTTP status. Subclasses name the situations."""
 

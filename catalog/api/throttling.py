@@ -28,6 +28,7 @@ from typing import Any
 from rest_framework.throttling import AnonRateThrottle
 
 from catalog.background import PerProcess, repeat_every
+from catalog.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ class BufferedWindows:
             with self._lock:
                 self._pending.update({slot: n for slot, n in pending.items() if slot[2] > now})
                 self._inflight = Counter()
-            logger.warning("could not add rate-limit counts to Redis; will retry", exc_info=True)
+            log_throttled(logger, "ratelimit-flush", "could not add rate-limit counts to Redis; will retry")
             return
         now = time.time()
         with self._lock:
@@ -167,7 +168,7 @@ class ClientRateThrottle(AnonRateThrottle):
             )
             return self._wait is None
         except Exception:
-            logger.warning("rate limit not applied: the cache is unreachable", exc_info=True)
+            log_throttled(logger, "ratelimit-take", "rate limit not applied: the cache is unreachable")
             return True
 
     def wait(self) -> float | None:
