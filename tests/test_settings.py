@@ -28,6 +28,8 @@ PRODUCTION_VARS = (
     "SECURE_HSTS_SECONDS",
     "SECURE_HSTS_PRELOAD",
     "USE_X_FORWARDED_HOST",
+    "FACILITATOR_URL",
+    "PUBLIC_BASE_URL",
 )
 
 
@@ -43,6 +45,8 @@ def production_env() -> dict[str, str]:
         "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
         "DATABASE_URL": database_url,
         "ALLOWED_HOSTS": "api.example.com",
+        # A facilitator run as its own process on an internal address.
+        "FACILITATOR_URL": "http://facilitator.internal:8000/api/a2a/facilitator",
     }
 
 
@@ -169,6 +173,8 @@ def test_production_refuses_every_development_value():
             facilitator_private_key=env.get("FACILITATOR_PRIVATE_KEY", ""),
             attestation_private_key=env.get("ATTESTATION_PRIVATE_KEY", ""),
             ingest_token=env.get("INGEST_TOKEN", ""),
+            facilitator_url=env.get("FACILITATOR_URL", ""),
+            public_base_url=env.get("PUBLIC_BASE_URL", ""),
         )
 
     assert refusals(production_env()) == []
@@ -233,3 +239,34 @@ def test_manage_py_check_deploy_is_clean_in_production():
     assert result.returncode == 0, output
     assert "WARNING" not in output.upper() and "ERROR" not in output.upper(), output
     assert "System check identified no issues" in output, output
+
+
+def test_production_refuses_a_facilitator_that_points_back_at_the_service():
+    """A paid call holds a worker while it asks the facilitator: through the service's own
+    public address that waits for a worker of the same pool (one worker: a deadlock)."""
+    from a2a_service.settings.refusals import production_refusals
+
+    def refusals(**changes: str) -> list[str]:
+        env = {**production_env(), **changes}
+        return production_refusals(
+            secret_key=env["SECRET_KEY"],
+            treasury_address=env["TREASURY_ADDRESS"],
+            redis_url=env["REDIS_URL"],
+            database_engine="django.db.backends.postgresql",
+            allowed_hosts=env["ALLOWED_HOSTS"].split(","),
+            facilitator_private_key=env.get("FACILITATOR_PRIVATE_KEY", ""),
+            attestation_private_key="",
+            ingest_token="",
+            facilitator_url=env.get("FACILITATOR_URL", ""),
+            public_base_url=env.get("PUBLIC_BASE_URL", ""),
+        )
+
+    own = "https://api.example.com/api/a2a/facilitator"
+    assert "points back" in refusals(FACILITATOR_URL=own)[0]
+    assert "points back" in refusals(
+        FACILITATOR_URL="https://shop.example.org/api/a2a/facilitator", PUBLIC_BASE_URL="https://shop.example.org"
+    )[0]
+    assert "needs a facilitator" in refusals(FACILITATOR_URL="")[0]
+    # In process (no URL, a key of its own) or a separate process: both fine.
+    assert refusals(FACILITATOR_URL="", FACILITATOR_PRIVATE_KEY="0x" + secrets.token_hex(32)) == []
+    assert refusals() == []

@@ -12,7 +12,9 @@ from .base import (
     ATTESTATION_PRIVATE_KEY,
     DATABASES,
     FACILITATOR_PRIVATE_KEY,
+    FACILITATOR_URL,
     INGEST_TOKEN,
+    PUBLIC_BASE_URL,
     REDIS_URL,
     SECRET_KEY,
     TREASURY_ADDRESS,
@@ -33,6 +35,8 @@ _problems = production_refusals(
     facilitator_private_key=FACILITATOR_PRIVATE_KEY,
     attestation_private_key=ATTESTATION_PRIVATE_KEY,
     ingest_token=INGEST_TOKEN,
+    facilitator_url=FACILITATOR_URL,
+    public_base_url=PUBLIC_BASE_URL,
 )
 if _problems:
     raise ImproperlyConfigured("refusing to start with production settings: " + "; ".join(_problems))

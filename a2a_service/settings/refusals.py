@@ -4,6 +4,7 @@ its environment is incomplete), so the refusals can be tested one by one in-proc
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 # anvil's development accounts (mnemonic "test test ... junk", billing/chain/localchain.py),
 # index -> (address, private key). Published in every Foundry tutorial: anyone can spend from
@@ -45,6 +46,8 @@ def production_refusals(
     facilitator_private_key: str,
     attestation_private_key: str,
     ingest_token: str,
+    facilitator_url: str = "",
+    public_base_url: str = "",
 ) -> list[str]:
     """Why these values cannot run production (empty: they can)."""
     missing = [
@@ -87,4 +90,28 @@ def production_refusals(
         problems.append("production needs DATABASE_URL pointing to PostgreSQL")
     if "testserver" in allowed_hosts:
         problems.append("ALLOWED_HOSTS must not contain 'testserver' (Django's test client host)")
+    problems += _facilitator_refusals(facilitator_url, facilitator_private_key, public_base_url, allowed_hosts)
     return problems
+
+
+def _facilitator_refusals(url: str, private_key: str, public_base_url: str, allowed_hosts: list[str]) -> list[str]:
+    """A paid call asks the facilitator while it holds a worker of this service: a facilitator
+    reached through this service's own public address waits for a worker of the same pool
+    (one worker: a deadlock; N: queued behind the calls it is part of)."""
+    if not url:
+        if not private_key:
+            return ["x402 needs a facilitator: set FACILITATOR_PRIVATE_KEY (settled in process) or FACILITATOR_URL"]
+        return []
+    target = urlsplit(url)
+    host = (target.hostname or "").lower()
+    own_hosts = {h.lower().lstrip(".") for h in allowed_hosts if h and h != "*"}
+    public = urlsplit(public_base_url) if public_base_url else None
+    # The service is served on its hosts' default port (behind its proxy); a facilitator on
+    # one of those hosts at another port is a separate process, and allowed.
+    same_public_origin = public is not None and (public.hostname or "").lower() == host and public.port == target.port
+    if same_public_origin or (host in own_hosts and target.port is None):
+        return [
+            f"FACILITATOR_URL points back at this service ({host}): leave it empty to settle in process, "
+            "or run the facilitator as a separate process on its own internal address"
+        ]
+    return []
