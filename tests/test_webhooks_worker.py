@@ -49,7 +49,13 @@ class Receiver:
 
 
 def start_worker():
-    return start_celery_worker(QUEUE, WEBHOOK_TIMEOUT_SECONDS="1", WEBHOOK_DELIVERY_QUEUE=QUEUE)
+    return start_celery_worker(
+        QUEUE,
+        WEBHOOK_TIMEOUT_SECONDS="1",
+        WEBHOOK_ATTEMPT_DEADLINE_SECONDS="2",
+        WEBHOOK_DELIVERY_QUEUE=QUEUE,
+        WEBHOOKS_ALLOW_PRIVATE_TARGETS="true",  # the receiver is on loopback
+    )
 
 
 def wait_for(predicate, seconds: float = 60) -> bool:
@@ -100,7 +106,8 @@ def test_a_worker_killed_mid_delivery_loses_nothing(setup):
     assert delivery.state == "delivering"  # claimed, never finished
     worker = start_worker()
     try:
-        # After the lease (3 x the 1 s timeout) the sweeper (beat, here called directly) queues it again.
+        # After the lease (2 x the 2 s deadline + 5 s) the sweeper (beat, here called directly)
+        # queues it again.
         assert wait_for(
             lambda: deliveries_sweep() > 0 or WebhookDelivery.objects.filter(state="delivered").exists(), 30
         )
