@@ -214,8 +214,9 @@ _ADAPTERS = {flag: _adapter_class(public_only=flag) for flag in (True, False)}
 
 def _new_session(*, public_only: bool) -> requests.Session:
     session = requests.Session()
-    # No proxy from the environment: a proxy would resolve the host itself, after our check.
-    session.trust_env = False
+    # No proxy from the environment when only public addresses may be reached: a proxy would
+    # resolve the host itself, after our check.
+    session.trust_env = not public_only
     for scheme in ("http://", "https://"):
         session.mount(scheme, _ADAPTERS[public_only]())
     return session
