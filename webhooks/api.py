@@ -73,7 +73,9 @@ class WebhookRegisterView(ApiView):
         summary="Register a webhook subscription",
         description="Deliveries are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, "
         "webhook-signature) using the returned secret, retried on the Standard Webhooks schedule, and "
-        "disabled when the receiver answers 410. Targets must be https and resolve to public addresses.",
+        "disabled when the receiver answers 410. Targets must be https and resolve to public addresses, "
+        "checked when registering and again at every delivery (the connection goes to the checked address). "
+        "Each attempt must be answered within WEBHOOK_ATTEMPT_DEADLINE_SECONDS in total.",
         operation_id="account_webhooks_register",
         request=A2aWebhookRegisterBody,
         parameters=[API_KEY_HEADER],
