@@ -1,8 +1,8 @@
 """`make run`: the whole local stack in one foreground process.
 
-Starts the web server (granian, WSGI), a Celery worker and Celery beat, each in its
-own process group, and stops all of them on Ctrl-C (or when any one of them dies),
-so nothing is left running behind."""
+Starts the web server (granian, WSGI), a Celery worker, a Celery worker for webhook
+deliveries (their own queue) and Celery beat, each in its own process group, and stops
+all of them on Ctrl-C (or when any one of them dies), so nothing is left running behind."""
 
 from __future__ import annotations
 
@@ -45,6 +45,22 @@ def _commands(port: str) -> dict[str, list[str]]:
             "2",
             "--hostname",
             "worker@%h",
+        ],
+        # Webhook deliveries on workers of their own (WEBHOOK_DELIVERY_QUEUE): a slow
+        # receiver never holds the worker that credits deposits.
+        "webhooks": [
+            str(BIN / "celery"),
+            "-A",
+            "a2a_service",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+            "--queues",
+            os.environ.get("WEBHOOK_DELIVERY_QUEUE", "webhooks"),
+            "--hostname",
+            "webhooks@%h",
         ],
         "beat": [
             str(BIN / "celery"),
@@ -123,7 +139,7 @@ def main() -> int:
         f"\nlocal stack up: http://127.0.0.1:{port}/api/a2a/discovery/storefront  (admin: /admin/)",
         flush=True,
     )
-    print("Ctrl-C stops web, worker and beat.\n", flush=True)
+    print("Ctrl-C stops web, workers and beat.\n", flush=True)
 
     exit_code = 0
     while not stopping:

@@ -17,7 +17,7 @@ from standardwebhooks import Webhook
 
 from billing.credits import account_register
 from tests.conftest import start_celery_worker
-from webhooks.models import PushEntitlement, WebhookDelivery
+from webhooks.models import DeliveryAttempt, PushEntitlement, WebhookDelivery
 from webhooks.services import deliveries_sweep, event_publish, subscription_create
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -49,7 +49,13 @@ class Receiver:
 
 
 def start_worker():
-    return start_celery_worker(QUEUE, WEBHOOK_TIMEOUT_SECONDS="1", WEBHOOK_DELIVERY_QUEUE=QUEUE)
+    return start_celery_worker(
+        QUEUE,
+        WEBHOOK_TIMEOUT_SECONDS="1",
+        WEBHOOK_ATTEMPT_DEADLINE_SECONDS="2",
+        WEBHOOK_DELIVERY_QUEUE=QUEUE,
+        WEBHOOKS_ALLOW_PRIVATE_TARGETS="true",  # the receiver is on loopback
+    )
 
 
 def wait_for(predicate, seconds: float = 60) -> bool:
@@ -100,7 +106,8 @@ def test_a_worker_killed_mid_delivery_loses_nothing(setup):
     assert delivery.state == "delivering"  # claimed, never finished
     worker = start_worker()
     try:
-        # After the lease (3 x the 1 s timeout) the sweeper (beat, here called directly) queues it again.
+        # After the lease (2 x the 2 s deadline + 5 s) the sweeper (beat, here called directly)
+        # queues it again.
         assert wait_for(
             lambda: deliveries_sweep() > 0 or WebhookDelivery.objects.filter(state="delivered").exists(), 30
         )
@@ -109,3 +116,107 @@ def test_a_worker_killed_mid_delivery_loses_nothing(setup):
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=20)
     assert len({i for i, _ in receiver.got}) == 1 and len(receiver.got) == 2  # at least once, same webhook-id
+
+
+class DrippingReceiver:
+    """Answers the status line, then a header line every 0.3 s for up to 20 s: each byte resets
+    the per-read timeout, so without an overall deadline one attempt holds a worker 20 s."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        self.accepted: list[float] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(time.monotonic())
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _drip(conn) -> None:
+        started = time.monotonic()
+        try:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while time.monotonic() - started < 20:
+                time.sleep(0.3)
+                conn.sendall(b"X-Drip: 1\r\n")
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+def test_a_dripping_receiver_holds_a_real_worker_only_until_the_attempt_deadline(setup, settings):
+    """Three events to a receiver that drips headers: the one solo worker cuts each attempt at
+    its 2 s deadline and goes on to the next, instead of being held 20 s by each."""
+    receiver = DrippingReceiver()
+    subscription_create(account=setup, url=receiver.url, events=["copy_signal"])
+    worker = start_worker()
+    started = time.monotonic()
+    try:
+        for n in range(3):
+            event_publish(kind="copy_signal", payload={"n": n})
+        assert wait_for(lambda: DeliveryAttempt.objects.count() >= 3, 30)
+        elapsed = time.monotonic() - started
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=20)
+        receiver.sock.close()
+    first_three = DeliveryAttempt.objects.order_by("attempted_at")[:3]
+    assert all(a.error.startswith("DeadlineExceeded") and 1900 < a.latency_ms < 3500 for a in first_three)
+    assert elapsed < 20  # one dripping attempt alone would have taken 20 s without the deadline
+    assert len(receiver.accepted) >= 3
+
+
+def test_two_claimants_settling_410s_at_once_refund_once(setup):
+    """The lease ran out under worker A and worker B claimed the delivery; both get 410 and
+    settle at the same moment on PostgreSQL, ten times over: one refund each time."""
+    from billing.credits import credit_add, ledger_audit
+    from billing.models import Account, LedgerEntry
+    from webhooks import services
+
+    PushEntitlement.objects.filter(account=setup).delete()  # events are paid from credits
+    credit_add(account_id=setup.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
+    receiver = Receiver([(410, 0.2)] * 20)  # both requests are answered together
+    receiver.secret = subscription_create(account=setup, url=receiver.url, events=["copy_signal"]).secret
+    for n in range(10):
+        services.WebhookSubscription.objects.update(is_active=True, disabled_reason="")
+        with_claims = []
+        event_publish(kind="copy_signal", payload={"n": n})
+        delivery = WebhookDelivery.objects.latest("id")
+        assert delivery.charged_atomic == 10_000
+        with_claims.append(services.delivery_claim(delivery_id=delivery.pk))
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            claimed_until=timezone.now() - timedelta(seconds=1)
+        )
+        with_claims.append(services.delivery_claim(delivery_id=delivery.pk))
+        outcomes: list[str] = []
+
+        def settle(claimed: WebhookDelivery, into: list[str] = outcomes) -> None:
+            from django.db import connection
+
+            try:
+                into.append(services.delivery_send(delivery=claimed))
+            finally:
+                connection.close()  # each thread is a worker with its own connection
+
+        threads = [threading.Thread(target=settle, args=(d,)) for d in with_claims]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert sorted(outcomes) == ["dead", "superseded"]
+    account = Account.objects.get(pk=setup.pk)
+    refunds = LedgerEntry.objects.filter(account=account, kind=LedgerEntry.Kind.REFUND)
+    assert refunds.count() == 10 and account.credit_balance_atomic == 1_000_000
+    assert ledger_audit() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from pydantic import BaseModel, Field
+from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -16,7 +17,13 @@ from catalog.api.inputs import parse_body
 from catalog.api.views import ApiView, ok
 from catalog.formats import iso
 from webhooks.models import WebhookSubscription
-from webhooks.services import TargetRefused, event_publish, subscription_create
+from webhooks.services import (
+    SubscriptionTestLimited,
+    TargetRefused,
+    subscription_create,
+    subscription_delete,
+    subscription_test_send,
+)
 
 
 class SubscriptionOut(BaseModel):
@@ -66,7 +73,9 @@ class WebhookRegisterView(ApiView):
         summary="Register a webhook subscription",
         description="Deliveries are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, "
         "webhook-signature) using the returned secret, retried on the Standard Webhooks schedule, and "
-        "disabled when the receiver answers 410. Targets must be https and resolve to public addresses.",
+        "disabled when the receiver answers 410. Targets must be https and resolve to public addresses, "
+        "checked when registering and again at every delivery (the connection goes to the checked address). "
+        "Each attempt must be answered within WEBHOOK_ATTEMPT_DEADLINE_SECONDS in total.",
         operation_id="account_webhooks_register",
         request=A2aWebhookRegisterBody,
         parameters=[API_KEY_HEADER],
@@ -113,12 +122,15 @@ class WebhookDeleteView(ApiView):
     @extend_schema(
         tags=["accounts"],
         summary="Delete one of your webhook subscriptions",
+        description="Events already paid for and not yet delivered are refunded to your credits first.",
         operation_id="account_webhooks_delete",
         parameters=[API_KEY_HEADER],
         responses={204: OpenApiResponse(description="deleted"), **AUTH, 404: s.ErrorOut},
     )
     def delete(self, request: Request, subscription_id: str) -> Response:
-        _own(request, subscription_id).delete()
+        sub = _own(request, subscription_id)
+        if not subscription_delete(account_id=sub.account_id, subscription_id=sub.id):
+            raise NotFound("no such webhook subscription of yours")  # deleted meanwhile
         return Response(status=204)
 
 
@@ -126,26 +138,21 @@ class WebhookTestView(ApiView):
     @extend_schema(
         tags=["accounts"],
         summary="Send a test event to one of your webhook subscriptions",
+        description="Free, and limited per subscription (WEBHOOK_TEST_EVENTS_PER_WINDOW per "
+        "WEBHOOK_TEST_EVENTS_WINDOW_SECONDS; 429 with Retry-After beyond).",
         operation_id="account_webhooks_test",
         parameters=[API_KEY_HEADER],
         request=None,  # no body: without this the schema generator warns it cannot guess one
-        responses={202: TestEventOut, **AUTH, 404: s.ErrorOut},
+        responses={202: TestEventOut, **AUTH, 404: s.ErrorOut, 429: s.RateLimitedOut},
     )
     def post(self, request: Request, subscription_id: str) -> Response:
         sub = _own(request, subscription_id)
-        from django.utils import timezone
-
-        event = event_publish(
-            kind="test",
-            payload={
-                "message": "test event",
-                "subscription_id": sub.id,
-                "sent_at": timezone.now().isoformat(),
-            },
-            account_id=sub.account_id,
-            subscription_id=sub.id,
-        )
-        n = event.deliveries.filter(subscription=sub).count()
+        try:
+            event, n = subscription_test_send(subscription_id=sub.id)
+        except SubscriptionTestLimited as exc:
+            raise Throttled(wait=exc.wait_seconds) from None
+        except WebhookSubscription.DoesNotExist:
+            raise NotFound("no such webhook subscription of yours") from None
         return ok(TestEventOut(event_id=str(event.id), webhook_id=event.message_id, deliveries=n), status=202)
 
 

@@ -57,6 +57,9 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now, db_index=True)
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # A fresh token per claim: an attempt whose lease ran out (and whose delivery was claimed
+    # again) finds its token gone and changes nothing, so it cannot refund or settle twice.
+    claim_token = models.UUIDField(null=True, blank=True, editable=False)
     last_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=300, blank=True)
     charged_atomic = models.PositiveBigIntegerField(

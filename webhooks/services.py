@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import base64
-import ipaddress
 import json
+import logging
 import random
 import secrets
-import socket
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlparse
@@ -19,20 +19,20 @@ from django.db.models import Q
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from catalog.http import outbound_request
+from catalog.http import TargetRefused, checked_addresses, outbound_request
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
+
+logger = logging.getLogger(__name__)
 
 # Standard Webhooks' suggested schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h,
 # 10 h, 10 h. WEBHOOK_RETRY_SCALE compresses it (tests, demos).
 RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000]
 
 
-class TargetRefused(Exception):
-    pass
-
-
 def target_check(url: str) -> None:
-    """https in production; never a private, loopback or link-local address unless allowed."""
+    """https in production; never a host that resolves to a non-public address unless allowed.
+    Only a first answer to the user: every delivery checks the address again when it
+    connects (catalog/http.py), since DNS can answer differently by then."""
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise TargetRefused("the URL must be http(s)://host/...")
@@ -41,20 +41,10 @@ def target_check(url: str) -> None:
     if settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
         return
     try:
-        infos = socket.getaddrinfo(parsed.hostname, parsed.port or 443, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError, ValueError):  # UnicodeError: a host IDNA cannot encode
-        raise TargetRefused(f"{parsed.hostname} does not resolve") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
-            raise TargetRefused(f"{parsed.hostname} resolves to a non-public address ({address})")
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    except ValueError:
+        raise TargetRefused("the URL's port is not a number from 0 to 65535") from None
+    checked_addresses(parsed.hostname, port, public_only=True)
 
 
 def subscription_create(
@@ -114,23 +104,85 @@ def event_publish(
             )
             if state == WebhookDelivery.State.PENDING:
                 ids.append(delivery.id)
-        transaction.on_commit(lambda: [_enqueue(i) for i in ids])
+        transaction.on_commit(lambda: _enqueue_many(ids))
     return event
 
 
-def _refund(delivery: WebhookDelivery) -> None:
-    """A paid event that was never delivered is given back."""
-    if delivery.charged_atomic:
-        from billing.credits import credit_add
-        from billing.models import LedgerEntry
+def _refund_reference(delivery: WebhookDelivery) -> str:
+    return f"undelivered webhook {delivery.event.message_id}"
 
-        credit_add(
-            account_id=delivery.subscription.account_id,
-            amount_atomic=delivery.charged_atomic,
-            kind=LedgerEntry.Kind.REFUND,
-            reference=f"undelivered webhook {delivery.event.message_id}",
+
+def _credit_back(*, account_id: int, amount_atomic: int, reference: str) -> None:
+    from billing.credits import credit_add
+    from billing.models import LedgerEntry
+
+    credit_add(
+        account_id=account_id, amount_atomic=amount_atomic, kind=LedgerEntry.Kind.REFUND, reference=reference
+    )
+
+
+class SubscriptionTestLimited(Exception):
+    def __init__(self, wait_seconds: float) -> None:
+        super().__init__(f"test events limited; retry in {wait_seconds:.0f} s")
+        self.wait_seconds = wait_seconds
+
+
+def subscription_delete(*, account_id: int, subscription_id: int) -> bool:
+    """Delete a subscription, first giving back what its undelivered events were charged
+    (each with its ledger row). Returns False when there is no such subscription of the account."""
+    with transaction.atomic():
+        # The subscription row first, as claims and 410s do: one lock order, no deadlock.
+        sub = (
+            WebhookSubscription.objects.select_for_update()
+            .filter(pk=subscription_id, account_id=account_id)
+            .first()
         )
-        WebhookDelivery.objects.filter(pk=delivery.pk).update(charged_atomic=0)
+        if sub is None:
+            return False
+        owed = WebhookDelivery.objects.filter(subscription=sub, charged_atomic__gt=0).exclude(
+            state=WebhookDelivery.State.DELIVERED
+        )
+        for delivery in owed.select_related("event"):
+            # Conditional on the charge still being there and undelivered: a worker that has
+            # just settled it (delivered: earned; dead: already refunded) wins.
+            taken = (
+                WebhookDelivery.objects.filter(pk=delivery.pk, charged_atomic=delivery.charged_atomic)
+                .exclude(state=WebhookDelivery.State.DELIVERED)
+                .update(charged_atomic=0)
+            )
+            if taken:
+                _credit_back(
+                    account_id=sub.account_id,
+                    amount_atomic=delivery.charged_atomic,
+                    reference=_refund_reference(delivery),
+                )
+        sub.delete()
+    return True
+
+
+def subscription_test_send(*, subscription_id: int) -> tuple[WebhookEvent, int]:
+    """A free test event, at most WEBHOOK_TEST_EVENTS_PER_WINDOW per subscription per window
+    (counted from the deliveries themselves, under the subscription's row lock, so concurrent
+    requests cannot overshoot). Raises SubscriptionTestLimited with the wait."""
+    window = timedelta(seconds=settings.WEBHOOK_TEST_EVENTS_WINDOW_SECONDS)
+    with transaction.atomic():
+        sub = WebhookSubscription.objects.select_for_update().get(pk=subscription_id)
+        now = timezone.now()
+        recent = list(
+            WebhookDelivery.objects.filter(subscription=sub, event__kind="test", created_at__gt=now - window)
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)[: settings.WEBHOOK_TEST_EVENTS_PER_WINDOW]
+        )
+        if len(recent) >= settings.WEBHOOK_TEST_EVENTS_PER_WINDOW:
+            # The oldest of the last N leaves the window first.
+            raise SubscriptionTestLimited(max((recent[-1] + window - now).total_seconds(), 1.0))
+        event = event_publish(
+            kind="test",
+            payload={"message": "test event", "subscription_id": sub.id, "sent_at": now.isoformat()},
+            account_id=sub.account_id,
+            subscription_id=sub.id,
+        )
+        return event, event.deliveries.filter(subscription=sub).count()
 
 
 def _enqueue(delivery_id: int, countdown: float = 0) -> None:
@@ -141,38 +193,149 @@ def _enqueue(delivery_id: int, countdown: float = 0) -> None:
     )
 
 
+def _enqueue_many(delivery_ids: list[int], countdown: float = 0) -> None:
+    """Queue deliveries after a commit. The rows are already committed as pending, so a broker
+    that is down loses nothing: the sweeper queues them later. One log line, not one per id,
+    and the caller (an HTTP request that has committed) never fails for it."""
+    for n, delivery_id in enumerate(delivery_ids):
+        try:
+            _enqueue(delivery_id, countdown)
+        except Exception:
+            logger.warning(
+                "broker unavailable: %d webhook deliveries stay pending for the sweeper",
+                len(delivery_ids) - n,
+                exc_info=True,
+            )
+            return
+
+
 def _backoff(attempts: int) -> float:
     base = RETRY_SCHEDULE_SECONDS[min(attempts - 1, len(RETRY_SCHEDULE_SECONDS) - 1)]
     return base * settings.WEBHOOK_RETRY_SCALE * random.uniform(0.9, 1.1)
 
 
-def delivery_claim(*, delivery_id: int) -> WebhookDelivery | None:
-    """Claim a due delivery with a conditional update; a claim whose lease ran out (its worker
-    died) can be claimed again, so no event is lost."""
+def lease_seconds() -> float:
+    """How long a claim is held: longer than an attempt can last (its deadline) plus the writes
+    after it, so a delivery is claimed again only when its worker really is gone."""
+    return settings.WEBHOOK_ATTEMPT_DEADLINE_SECONDS * 2 + 5
+
+
+def _claimable(now: datetime) -> Q:
+    return Q(state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now) | Q(
+        state=WebhookDelivery.State.DELIVERING, claimed_until__lt=now
+    )
+
+
+def _claim(delivery_id: int) -> tuple[WebhookDelivery | None, str]:
     now = timezone.now()
-    lease = now + timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3)
-    claimed = WebhookDelivery.objects.filter(
-        Q(state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now)
-        | Q(state=WebhookDelivery.State.DELIVERING, claimed_until__lt=now),
-        pk=delivery_id,
-    ).update(state=WebhookDelivery.State.DELIVERING, claimed_until=lease)
+    subscription_id = (
+        WebhookDelivery.objects.filter(pk=delivery_id).values_list("subscription_id", flat=True).first()
+    )
+    if subscription_id is None:
+        return None, "not_due"
+    with transaction.atomic():
+        # Claims of one subscription are counted and taken one at a time, under its row lock.
+        if not list(
+            WebhookSubscription.objects.select_for_update().filter(pk=subscription_id).values_list("pk")
+        ):
+            return None, "not_due"
+        in_flight = (
+            WebhookDelivery.objects.filter(
+                subscription_id=subscription_id,
+                state=WebhookDelivery.State.DELIVERING,
+                claimed_until__gte=now,
+            )
+            .exclude(pk=delivery_id)
+            .count()
+        )
+        due = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id)
+        if in_flight >= settings.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION:
+            # Over the cap: put back for later (the sweeper would find it too), not an attempt.
+            wait = settings.WEBHOOK_DEFER_SECONDS
+            deferred = due.update(
+                state=WebhookDelivery.State.PENDING,
+                next_attempt_at=now + timedelta(seconds=wait),
+                claimed_until=None,
+                claim_token=None,
+            )
+            if not deferred:
+                return None, "not_due"
+            transaction.on_commit(lambda: _enqueue_many([delivery_id], countdown=wait))
+            return None, "deferred"
+        token = uuid.uuid4()
+        claimed = due.update(
+            state=WebhookDelivery.State.DELIVERING,
+            claimed_until=now + timedelta(seconds=lease_seconds()),
+            claim_token=token,
+        )
     if not claimed:
-        return None
-    return WebhookDelivery.objects.select_related("event", "subscription").get(pk=delivery_id)
+        return None, "not_due"
+    return WebhookDelivery.objects.select_related("event", "subscription").get(pk=delivery_id), "claimed"
+
+
+def delivery_claim(*, delivery_id: int) -> WebhookDelivery | None:
+    """Claim a due delivery with a conditional update and a fresh claim token; a claim whose
+    lease ran out (its worker died) can be claimed again, so no event is lost. None when it is
+    not due, already claimed, or deferred because its subscription has enough in flight."""
+    return _claim(delivery_id)[0]
+
+
+def _settle(
+    delivery: WebhookDelivery, update: dict[str, Any], *, refund: bool = False, disable: str = ""
+) -> bool:
+    """The end of an attempt, only while it still holds its claim: one conditional UPDATE on
+    the claim token (and, when giving the charge back, on the charge still being there), the
+    refund's ledger row and a 410's disabling in the same transaction. An attempt that
+    outlived its lease changes nothing: the new claimant settles."""
+    amount = delivery.charged_atomic if refund else 0
+    with transaction.atomic():
+        if disable:  # the subscription row first, as claims and deletes lock it
+            list(
+                WebhookSubscription.objects.select_for_update()
+                .filter(pk=delivery.subscription_id)
+                .values_list("pk")
+            )
+        held = WebhookDelivery.objects.filter(
+            pk=delivery.pk, state=WebhookDelivery.State.DELIVERING, claim_token=delivery.claim_token
+        )
+        if amount:
+            held = held.filter(charged_atomic=amount)
+            update = {**update, "charged_atomic": 0}
+        if not held.update(**update, claimed_until=None, claim_token=None):
+            return False
+        if amount:
+            _credit_back(
+                account_id=delivery.subscription.account_id,
+                amount_atomic=amount,
+                reference=_refund_reference(delivery),
+            )
+        if disable:
+            WebhookSubscription.objects.filter(pk=delivery.subscription_id).update(
+                is_active=False, disabled_reason=disable
+            )
+    return True
 
 
 def delivery_attempt(*, delivery_id: int) -> str:
-    """One attempt. Returns the resulting state."""
-    delivery = delivery_claim(delivery_id=delivery_id)
+    """One attempt. Returns the resulting state ("not_due", "deferred" or "superseded" when
+    it did not settle anything)."""
+    delivery, outcome = _claim(delivery_id)
     if delivery is None:
-        return "not_due"
+        return outcome
+    return delivery_send(delivery=delivery)
+
+
+def delivery_send(*, delivery: WebhookDelivery) -> str:
+    """Send a delivery this worker has claimed (`delivery.claim_token`) and settle it if the
+    claim still holds."""
     event, sub = delivery.event, delivery.subscription
     if not sub.is_active:
-        WebhookDelivery.objects.filter(pk=delivery.pk).update(
-            state=WebhookDelivery.State.DEAD, last_error="subscription disabled"
+        settled = _settle(
+            delivery,
+            {"state": WebhookDelivery.State.DEAD, "last_error": "subscription disabled"},
+            refund=True,
         )
-        _refund(delivery)
-        return WebhookDelivery.State.DEAD
+        return WebhookDelivery.State.DEAD if settled else "superseded"
     body = json.dumps(
         {
             "type": event.kind,
@@ -193,34 +356,41 @@ def delivery_attempt(*, delivery_id: int) -> str:
     status, excerpt, error, retry_after = None, "", "", None
     try:
         resp = outbound_request(
-            "POST", sub.url, data=body.encode(), headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+            "POST",
+            sub.url,
+            data=body.encode(),
+            headers=headers,
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+            # The address is checked (and pinned) now, not only when the subscription was made.
+            public_only=not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
+            deadline=settings.WEBHOOK_ATTEMPT_DEADLINE_SECONDS,
+            max_body_bytes=2048,  # only an excerpt is kept
         )
         status, excerpt = resp.status_code, resp.text[:500]
         retry_after = resp.headers.get("Retry-After")
-    except Exception as exc:  # refused, timeout, TLS: an attempt that failed
+    except Exception as exc:  # refused, deadline, timeout, TLS: an attempt that failed
         error = f"{type(exc).__name__}: {exc}"[:300]
     latency = round((time.perf_counter() - started) * 1000, 1)
     attempts = delivery.attempts + 1
-    DeliveryAttempt.objects.create(
-        delivery=delivery, status_code=status, latency_ms=latency, response_excerpt=excerpt, error=error
-    )
-    update: dict[str, Any] = {
-        "attempts": attempts,
-        "last_status": status,
-        "last_error": error,
-        "claimed_until": None,
-    }
+    # The attempt happened whatever becomes of the claim: it is always in the log, unless the
+    # delivery itself is gone (its subscription was deleted, and refunded, meanwhile).
+    with transaction.atomic():
+        # Locked, so the delivery cannot be deleted before the log row referencing it commits.
+        if not WebhookDelivery.objects.select_for_update().filter(pk=delivery.pk).exists():
+            return "superseded"
+        DeliveryAttempt.objects.create(
+            delivery=delivery, status_code=status, latency_ms=latency, response_excerpt=excerpt, error=error
+        )
+    update: dict[str, Any] = {"attempts": attempts, "last_status": status, "last_error": error}
+    refund, disable, wait = False, "", None
     if status is not None and 200 <= status < 300:
         update.update(state=WebhookDelivery.State.DELIVERED, delivered_at=timezone.now())
     elif status == 410:
-        WebhookSubscription.objects.filter(pk=sub.pk).update(
-            is_active=False, disabled_reason="receiver answered 410"
-        )
         update.update(state=WebhookDelivery.State.DEAD, last_error="410 Gone: subscription disabled")
-        _refund(delivery)
+        refund, disable = True, "receiver answered 410"
     elif attempts > len(RETRY_SCHEDULE_SECONDS):
         update.update(state=WebhookDelivery.State.DEAD)
-        _refund(delivery)
+        refund = True
     else:
         wait = _backoff(attempts)
         if status in (429, 503) and retry_after and retry_after.isdigit():
@@ -228,29 +398,30 @@ def delivery_attempt(*, delivery_id: int) -> str:
         update.update(
             state=WebhookDelivery.State.PENDING, next_attempt_at=timezone.now() + timedelta(seconds=wait)
         )
-        transaction.on_commit(lambda: _enqueue(delivery.pk, countdown=wait))
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(**update)
+    if not _settle(delivery, update, refund=refund, disable=disable):
+        return "superseded"
+    if wait is not None:
+        countdown = wait
+        transaction.on_commit(lambda: _enqueue_many([delivery.pk], countdown=countdown))
     return update["state"]
 
 
 def delivery_replay(*, delivery_id: int) -> None:
     """Staff replay of a dead-lettered delivery: a fresh schedule, the same webhook-id."""
     WebhookDelivery.objects.filter(pk=delivery_id, state=WebhookDelivery.State.DEAD).update(
-        state=WebhookDelivery.State.PENDING, attempts=0, next_attempt_at=timezone.now(), claimed_until=None
+        state=WebhookDelivery.State.PENDING,
+        attempts=0,
+        next_attempt_at=timezone.now(),
+        claimed_until=None,
+        claim_token=None,
     )
-    transaction.on_commit(lambda: _enqueue(delivery_id))
+    transaction.on_commit(lambda: _enqueue_many([delivery_id]))
 
 
 def deliveries_sweep() -> int:
     """Queue what is due: pending deliveries whose time has come (including ones whose queue
-    message was lost) and claims whose worker died."""
-    now = timezone.now()
-    due = list(
-        WebhookDelivery.objects.filter(
-            Q(state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now)
-            | Q(state=WebhookDelivery.State.DELIVERING, claimed_until__lt=now)
-        ).values_list("id", flat=True)[:500]
-    )
-    for delivery_id in due:
-        _enqueue(delivery_id)
+    message was lost, or that were never queued because the broker was down) and claims whose
+    worker died."""
+    due = list(WebhookDelivery.objects.filter(_claimable(timezone.now())).values_list("id", flat=True)[:500])
+    _enqueue_many(due)
     return len(due)

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from catalog.formats import iso
 from catalog.models import DeskSignal, PredictionMarket, RegimeSnapshot, SpreadSnapshot
+from catalog.signals import spreads_ingested
 from webhooks.events import regime_attestation
 from webhooks.services import event_publish
 
@@ -43,9 +44,8 @@ def signal_opened(sender: type, instance: DeskSignal, created: bool, **kwargs: A
         )
 
 
-@receiver(post_save, sender=SpreadSnapshot)
-def spread_ingested(sender: type, instance: SpreadSnapshot, created: bool, **kwargs: Any) -> None:
-    if created and abs(float(instance.spread_bps)) >= settings.PAIR_ARB_ALERT_BPS:
+def _spread_alert(instance: SpreadSnapshot) -> None:
+    if abs(float(instance.spread_bps)) >= settings.PAIR_ARB_ALERT_BPS:
         event_publish(
             kind="pair_arb_alert",
             payload={
@@ -56,6 +56,19 @@ def spread_ingested(sender: type, instance: SpreadSnapshot, created: bool, **kwa
                 "at": iso(instance.captured_at) or "",
             },
         )
+
+
+@receiver(post_save, sender=SpreadSnapshot)
+def spread_ingested(sender: type, instance: SpreadSnapshot, created: bool, **kwargs: Any) -> None:
+    if created:
+        _spread_alert(instance)
+
+
+@receiver(spreads_ingested, sender=SpreadSnapshot)
+def spreads_bulk_ingested(sender: type, rows: list[SpreadSnapshot], **kwargs: Any) -> None:
+    """The ingest endpoint's bulk_create, which sends no post_save."""
+    for row in rows:
+        _spread_alert(row)
 
 
 @receiver(pre_save, sender=PredictionMarket)

@@ -288,11 +288,29 @@ OUTBOUND_HTTP_TIMEOUT_SECONDS = env.float("OUTBOUND_HTTP_TIMEOUT_SECONDS", defau
 
 # --- webhooks -----------------------------------------------------------------------------
 WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=not DEBUG)
+# Webhook targets must resolve to public addresses (checked again at every connection, and
+# the connection goes to the checked address); true only for local receivers.
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
+# Other outbound calls (catalog/http.py) to private addresses; the host of FACILITATOR_URL is
+# always allowed (operator configuration, often a self-hosted facilitator on loopback).
+OUTBOUND_ALLOW_PRIVATE_TARGETS = env.bool("OUTBOUND_ALLOW_PRIVATE_TARGETS", default=False)
+# Per connect and per read of a delivery: a receiver that drips bytes resets it each time...
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
+# ...so a whole attempt (resolve, connect, send, headers, body) is also cut at this deadline.
+# A claim's lease is 2 x this + 5 s: an attempt ends (and records itself) before anyone may
+# claim its delivery again.
+WEBHOOK_ATTEMPT_DEADLINE_SECONDS = env.float("WEBHOOK_ATTEMPT_DEADLINE_SECONDS", default=10.0)
 WEBHOOK_RETRY_SCALE = env.float("WEBHOOK_RETRY_SCALE", default=1.0)
-# Deliveries may get workers of their own: `celery worker --queues webhooks` with this set.
-WEBHOOK_DELIVERY_QUEUE = env("WEBHOOK_DELIVERY_QUEUE", default="celery")
+# Deliveries run on workers of their own (`celery worker --queues webhooks`; `make run` starts
+# one), so slow receivers never hold the workers that credit deposits.
+WEBHOOK_DELIVERY_QUEUE = env("WEBHOOK_DELIVERY_QUEUE", default="webhooks")
+# At most this many attempts to one subscription at a time; a delivery over the cap waits
+# (deferred by WEBHOOK_DEFER_SECONDS, not lost), so one slow receiver cannot take every worker.
+WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION", default=2)
+WEBHOOK_DEFER_SECONDS = env.float("WEBHOOK_DEFER_SECONDS", default=5.0)
+# Free test events: at most this many per subscription per WEBHOOK_TEST_EVENTS_WINDOW_SECONDS.
+WEBHOOK_TEST_EVENTS_PER_WINDOW = env.int("WEBHOOK_TEST_EVENTS_PER_WINDOW", default=5)
+WEBHOOK_TEST_EVENTS_WINDOW_SECONDS = env.int("WEBHOOK_TEST_EVENTS_WINDOW_SECONDS", default=600)
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)

@@ -29,6 +29,7 @@ else:
 # Throttling is exercised by its own test with a low rate; elsewhere it must not interfere.
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/min"}}  # noqa: F405
 WEBHOOKS_REQUIRE_HTTPS = False
-WEBHOOKS_ALLOW_PRIVATE_TARGETS = False  # tests that use a loopback receiver allow it explicitly
+# Tests that use a loopback receiver allow it explicitly (a test's Celery worker by environment).
+WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOK_RETRY_SCALE = 0.01
 ATTESTATION_PRIVATE_KEY = "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97"

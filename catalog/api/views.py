@@ -22,6 +22,7 @@ from catalog.api.errors import ProductUnavailable, Unauthorized
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
 from catalog.counters import counter_increment
 from catalog.models import SpreadSnapshot
+from catalog.signals import spreads_ingested
 
 ERRORS_COMMON = {
     404: OpenApiResponse(s.ErrorOut, description="unknown resource"),
@@ -143,6 +144,9 @@ class SpreadSnapshotIngestView(ApiView):
                 )
                 for r in body.readings
             )
+            # bulk_create sends no post_save: listeners hear of the rows here, in the same
+            # transaction (an alert is never raised for readings that rolled back).
+            spreads_ingested.send(sender=SpreadSnapshot, rows=rows)
         ids = [r.pk for r in rows if r.pk is not None]
         return ok(s.SpreadSnapshotAcceptedOut(accepted=len(rows), ids=ids), status=201)
 
