@@ -129,7 +129,9 @@ def test_nul_and_lone_surrogates_in_body_text_are_a_422_with_their_location(api)
     ):
         resp = api.post("/api/a2a/agenthub/chat", data=raw, content_type="application/json")
         assert resp.status_code == 422, raw
-        assert resp.json()["detail"][0]["loc"] == loc and resp.json()["detail"][0]["type"] == "string_unstorable"
+        assert (
+            resp.json()["detail"][0]["loc"] == loc and resp.json()["detail"][0]["type"] == "string_unstorable"
+        )
     # A surrogate pair is one ordinary character.
     resp = api.post(
         "/api/a2a/agenthub/chat", data='{"message": "\\ud83d\\ude00"}', content_type="application/json"
@@ -246,6 +248,8 @@ def test_granian_answers_the_attacks_with_4xx_keeps_its_worker_and_respawns_a_de
     for header in ("PAYMENT-SIGNATURE", "X-PAYMENT"):
         resp = requests.get(base + BRIEF, headers={header: huge_payment_header()}, timeout=30)
         assert resp.status_code == 402 and resp.json()["error"] == "invalid_payload"
+    resp = requests.get(base + "/api/a2a/news/catalog", params={"category": "a\x00b"}, timeout=30)
+    assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["query", "category"]
 
     # Still serving, from the same worker process: nothing crashed and was replaced.
     assert requests.get(base + "/api/a2a/discovery/storefront", timeout=30).status_code == 200

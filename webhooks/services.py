@@ -33,7 +33,11 @@ class TargetRefused(Exception):
 
 def target_check(url: str) -> None:
     """https in production; never a private, loopback or link-local address unless allowed."""
-    parsed = urlparse(url)
+    try:
+        parsed = urlparse(url)
+        port = parsed.port  # raises on a port out of range or not a number
+    except ValueError:  # also a broken IPv6 literal, e.g. http://[::1/
+        raise TargetRefused("the URL must be http(s)://host[:port]/...") from None
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise TargetRefused("the URL must be http(s)://host/...")
     if settings.WEBHOOKS_REQUIRE_HTTPS and parsed.scheme != "https":
@@ -41,7 +45,7 @@ def target_check(url: str) -> None:
     if settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
         return
     try:
-        infos = socket.getaddrinfo(parsed.hostname, parsed.port or 443, proto=socket.IPPROTO_TCP)
+        infos = socket.getaddrinfo(parsed.hostname, port or 443, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError, ValueError):  # UnicodeError: a host IDNA cannot encode
         raise TargetRefused(f"{parsed.hostname} does not resolve") from None
     for info in infos:
@@ -223,7 +227,14 @@ def delivery_attempt(*, delivery_id: int) -> str:
         _refund(delivery)
     else:
         wait = _backoff(attempts)
-        if status in (429, 503) and retry_after and retry_after.isdigit():
+        # isascii: '²'.isdigit() is True but float('²') fails; 9 digits: a sane delay, never inf.
+        if (
+            status in (429, 503)
+            and retry_after
+            and retry_after.isascii()
+            and retry_after.isdigit()
+            and len(retry_after) <= 9
+        ):
             wait = max(wait, float(retry_after) * settings.WEBHOOK_RETRY_SCALE)
         update.update(
             state=WebhookDelivery.State.PENDING, next_attempt_at=timezone.now() + timedelta(seconds=wait)

@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Refuses NUL and lone surrogates in path segments, query and API headers (422/404).
+    "catalog.api.inputs.InputGuardMiddleware",
 ]
 
 # The API distinguishes /api/a2a/agenthub from /api/a2a/agenthub/ (both are documented
