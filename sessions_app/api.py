@@ -74,6 +74,10 @@ class SessionStatusView(ApiView):
 
 
 class SessionCallView(ApiView):
+    # No HEAD: Django would run get() for it and use up a call of the session for a
+    # response whose body is dropped. 405 with Allow: GET, OPTIONS.
+    http_method_names = ["get", "options"]
+
     @extend_schema(
         tags=["sessions"],
         summary="Call a session SKU: debits one call of the prepaid session",
