@@ -171,6 +171,33 @@ def test_an_oversized_or_deep_payment_header_is_a_402_invalid_payload_through_th
     assert resp.status_code == 402 and json.loads(resp.data)["error"] == "payment_required"
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_odd_api_keys_are_left_to_django_by_the_credit_fast_path(settings, caplog):
+    """A NUL or a huge X-API-Key (granian refuses the NUL itself; other servers may not) never
+    reaches the fast path's key lookup, which would fail in the driver and drop its connection."""
+    if not settings.REDIS_URL:
+        pytest.skip("the credit fast path needs Redis")
+    from django.db import connections
+
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    client = Client(application)
+    try:
+        status = "/api/a2a/x402/payments/dual-rail-status"
+        resp = client.get(status, headers={"X-API-Key": "a2a_x\x00" + "x" * 40})
+        assert resp.status_code == 422 and json.loads(resp.data)["detail"][0]["loc"] == [
+            "header",
+            "X-API-Key",
+        ]
+        resp = client.get(status, headers={"X-API-Key": "a2a_" + "x" * 100_000})
+        assert resp.status_code == 401
+        assert "credit fast path failed" not in caplog.text
+    finally:
+        connections.close_all()
+
+
 # --- a real granian server -----------------------------------------------------------------------
 def _children(pid: int) -> list[int]:
     try:
