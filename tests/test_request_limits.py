@@ -84,6 +84,8 @@ def test_json_depth_counts_brackets_outside_strings_in_linear_time():
     with pytest.raises(ValueError, match="nested 65 levels"):
         json_loads_bounded(deep_json(65), max_bytes=1000, max_depth=64)
     assert json_loads_bounded(deep_json(64), max_bytes=1000, max_depth=64) == json.loads(deep_json(64))
+    with pytest.raises(ValueError, match="NaN is not a JSON value"):
+        json_loads_bounded('{"a": NaN}', max_bytes=100)
     with pytest.raises(ValueError, match="larger than 10 bytes"):
         json_loads_bounded("[" + "1," * 10 + "1]", max_bytes=10)
 

@@ -55,7 +55,12 @@ def json_loads_bounded(raw: bytes | str, *, max_bytes: int, max_depth: int | Non
     depth = json_depth(data)
     if depth > limit:
         raise JsonTooDeep(depth, limit)
-    return json.loads(data)
+    return json.loads(data, parse_constant=_refuse_constant)
+
+
+def _refuse_constant(name: str) -> None:
+    # As DRF's strict JSON: NaN and Infinity are not JSON.
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def unstorable_text_at(data: Any) -> list[str | int] | None:
