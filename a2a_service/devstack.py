@@ -32,6 +32,9 @@ def _commands(port: str) -> dict[str, list[str]]:
             os.environ.get("WEB_WORKERS", "1"),
             "--blocking-threads",
             os.environ.get("WEB_THREADS", "4"),
+            # A worker that exits unexpectedly is replaced; without this granian shuts
+            # every worker down and exits when one of them dies.
+            "--respawn-failed-workers",
             "a2a_service.wsgi:application",
         ],
         "worker": [

@@ -251,11 +251,15 @@ class LedgerEntry(models.Model):
 
 
 class IdempotentCall(models.Model):
-    """The first answer to a paid call sent with an Idempotency-Key, replayed on retries."""
+    """The first answer to a paid call sent with an Idempotency-Key, replayed on retries of
+    the same call only: a key reused for another method, path or parameters is refused."""
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE)
     key = models.CharField(max_length=200)
     path = models.CharField(max_length=300)
+    fingerprint = models.CharField(
+        max_length=64, default="", help_text="sha256 of the call's method, path, query and body"
+    )
     status_code = models.PositiveSmallIntegerField()
     body = models.JSONField()
     headers = models.JSONField(default=dict)

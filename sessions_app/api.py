@@ -11,7 +11,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog.api import schemas as s
-from catalog.api.errors import Forbidden, NotFound, PaymentRequired, ProductUnavailable, Unauthorized
+from catalog.api.errors import (
+    Forbidden,
+    NotFound,
+    PaymentRequired,
+    ProductUnavailable,
+    RequestValidationError,
+    Unauthorized,
+)
 from catalog.api.inputs import QueryModel, parse_query, query_parameters
 from catalog.api.views import ApiView, base_url, ok
 from catalog.formats import iso
@@ -50,6 +57,11 @@ class SessionStatusView(ApiView):
         tags=["sessions"],
         summary="Calls used and remaining on a prepaid session",
         operation_id="session_status",
+        description="The interface takes the session token as the query parameter `token` here. A URL "
+        "is written to access logs (this service's, a proxy's, the agent's HTTP library's), so anyone "
+        "who can read those logs learns the token, and with it can spend the session's calls on "
+        "/api/a2a/session/call/{sku}. That route therefore accepts the token only in the "
+        "X-Session-Token header; call this one sparingly and keep such logs private.",
         parameters=query_parameters(SessionStatusQuery),
         responses={200: SessionStatusOut, 404: s.ErrorOut, 422: s.HTTPValidationError},
     )
@@ -74,18 +86,24 @@ class SessionStatusView(ApiView):
 
 
 class SessionCallView(ApiView):
+    # No HEAD: Django would run get() for it and use up a call of the session for a
+    # response whose body is dropped. 405 with Allow: GET, OPTIONS.
+    http_method_names = ["get", "options"]
+
     @extend_schema(
         tags=["sessions"],
         summary="Call a session SKU: debits one call of the prepaid session",
         operation_id="session_call",
+        description="The session token goes in the X-Session-Token header, never in the URL (URLs "
+        "reach access logs): a `token` query parameter is refused with 422 token_in_query before "
+        "anything else, and no call is used. HEAD is not answered (405).",
         parameters=[
-            OpenApiParameter("X-Session-Token", str, OpenApiParameter.HEADER, required=False),
             OpenApiParameter(
-                "token",
+                "X-Session-Token",
                 str,
-                OpenApiParameter.QUERY,
+                OpenApiParameter.HEADER,
                 required=False,
-                description="session token, if not sent as X-Session-Token",
+                description="the session token (required: without it the answer is 401)",
             ),
         ],
         responses={
@@ -99,14 +117,20 @@ class SessionCallView(ApiView):
         },
     )
     def get(self, request: Request, sku: str) -> Response:
+        if "token" in request.query_params:
+            # Refused, not ignored: the agent learns to move the token to the header at once.
+            raise RequestValidationError.single(
+                ["query", "token"],
+                "send the session token in the X-Session-Token header, not in the URL "
+                "(URLs are written to access logs); no call was used",
+                "token_in_query",
+            )
         target = Sku.objects.live().filter(sku=sku).first()
         if target is None:
             raise NotFound(f"unknown SKU {sku!r}")
-        token = request.headers.get("X-Session-Token") or request.query_params.get("token") or ""
+        token = request.headers.get("X-Session-Token", "").strip()
         if not token:
-            raise Unauthorized(
-                "a session token is required (X-Session-Token header or token query)", extra=BUY_HINT
-            )
+            raise Unauthorized("a session token is required in the X-Session-Token header", extra=BUY_HINT)
         session = session_by_token(token)
         if not session.pack.covered_skus.filter(pk=target.pk).exists():
             raise Forbidden(

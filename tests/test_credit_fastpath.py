@@ -184,7 +184,7 @@ def test_what_the_fast_path_leaves_to_django(wsgi, django_calls):
         ("GET", STATUS, {"X-API-Key": key, "Origin": "https://agent.example"}, 200),
         ("GET", STATUS, {"X-API-Key": "a2a_unknownunknownunknown"}, 401),
         ("GET", STATUS, {"X-API-Key": ""}, 402),  # an empty key is no key: the x402 challenge
-        ("HEAD", STATUS, {"X-API-Key": key}, 200),
+        ("HEAD", STATUS, {"X-API-Key": key}, 405),  # never charged (tests/test_paid_head_idempotency.py)
         ("GET", STATUS, {"X-API-Key": key, "Host": "evil.example"}, 400),
     ]
     for method, path, headers, status in cases:

@@ -60,7 +60,7 @@ def test_session_calls_debit_one_call_each_until_used_up(api):
         resp = api.get("/api/a2a/session/call/morning_brief", HTTP_X_SESSION_TOKEN=session.token)
         assert resp.status_code == 200 and resp.json()["body"] == "full brief"
         assert resp["X-Session-Calls-Remaining"] == remaining
-    resp = api.get("/api/a2a/session/call/morning_brief", {"token": session.token})
+    resp = api.get("/api/a2a/session/call/morning_brief", HTTP_X_SESSION_TOKEN=session.token)
     assert resp.status_code == 402 and resp.json()["code"] == "session_used_up" and resp.json()["buy"]
     status = api.get("/api/a2a/session/status", {"token": session.token}).json()
     assert status["calls_used"] == 2 and status["usage_by_sku"] == {"morning_brief": 2}
@@ -82,6 +82,36 @@ def test_session_call_errors_use_no_call(api):
     brief()
     resp = api.get("/api/a2a/session/call/morning_brief", **token)
     assert resp.status_code == 402 and resp.json()["code"] == "session_expired"
+
+
+@pytest.mark.django_db
+def test_a_session_token_in_the_call_url_is_refused_and_uses_no_call(api):
+    """A token in the URL reaches access logs; the call route takes it only as a header."""
+    brief()
+    session = new_session(calls=3)
+    for query in ({"token": session.token}, {"token": ""}):
+        for headers in ({}, {"HTTP_X_SESSION_TOKEN": session.token}):
+            resp = api.get("/api/a2a/session/call/morning_brief", query, **headers)
+            assert resp.status_code == 422
+            (error,) = resp.json()["detail"]
+            assert error["loc"] == ["query", "token"] and error["type"] == "token_in_query"
+            assert "X-Session-Token" in error["msg"]
+    session.refresh_from_db()
+    assert session.calls_used == 0 and session.calls.count() == 0
+    resp = api.get("/api/a2a/session/call/morning_brief", HTTP_X_SESSION_TOKEN=session.token)
+    assert resp.status_code == 200 and resp["X-Session-Calls-Remaining"] == "2"
+    assert api.get("/api/a2a/session/call/morning_brief").json()["detail"].endswith("X-Session-Token header")
+    # The status route keeps the query token (the interface requires it there).
+    status = api.get("/api/a2a/session/status", {"token": session.token})
+    assert status.status_code == 200 and status.json()["calls_used"] == 1
+    # The call operation documents the header only; the status operation documents the risk.
+    doc = api.get("/api/a2a/openapi.json").json()["paths"]
+    call = doc["/api/a2a/session/call/{sku}"]["get"]
+    assert {(p["in"], p["name"]) for p in call["parameters"]} == {
+        ("path", "sku"),
+        ("header", "X-Session-Token"),
+    }
+    assert "access logs" in doc["/api/a2a/session/status"]["get"]["description"]
 
 
 @pytest.mark.django_db

@@ -110,7 +110,10 @@ class WebhookListView(ApiView):
 def _own(request: Request, subscription_id: str) -> WebhookSubscription:
     account = api_key_account(request)
     sub = WebhookSubscription.objects.filter(
-        pk=int(subscription_id) if subscription_id.isdigit() and len(subscription_id) <= 18 else -1,
+        # isascii: '²'.isdigit() is True, int('²') fails.
+        pk=int(subscription_id)
+        if subscription_id.isascii() and subscription_id.isdigit() and len(subscription_id) <= 18
+        else -1,
         account=account,
     ).first()
     if sub is None:

@@ -33,18 +33,18 @@ def target_check(url: str) -> None:
     """https in production; never a host that resolves to a non-public address unless allowed.
     Only a first answer to the user: every delivery checks the address again when it
     connects (catalog/http.py), since DNS can answer differently by then."""
-    parsed = urlparse(url)
+    try:
+        parsed = urlparse(url)
+        port = parsed.port  # raises on a port out of range or not a number
+    except ValueError:  # also a broken IPv6 literal, e.g. http://[::1/
+        raise TargetRefused("the URL must be http(s)://host[:port]/...") from None
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise TargetRefused("the URL must be http(s)://host/...")
     if settings.WEBHOOKS_REQUIRE_HTTPS and parsed.scheme != "https":
         raise TargetRefused("webhook URLs must use https")
     if settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
         return
-    try:
-        port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    except ValueError:
-        raise TargetRefused("the URL's port is not a number from 0 to 65535") from None
-    checked_addresses(parsed.hostname, port, public_only=True)
+    checked_addresses(parsed.hostname, port or (443 if parsed.scheme == "https" else 80), public_only=True)
 
 
 def subscription_create(
@@ -393,7 +393,14 @@ def delivery_send(*, delivery: WebhookDelivery) -> str:
         refund = True
     else:
         wait = _backoff(attempts)
-        if status in (429, 503) and retry_after and retry_after.isdigit():
+        # isascii: '²'.isdigit() is True but float('²') fails; 9 digits: a sane delay, never inf.
+        if (
+            status in (429, 503)
+            and retry_after
+            and retry_after.isascii()
+            and retry_after.isdigit()
+            and len(retry_after) <= 9
+        ):
             wait = max(wait, float(retry_after) * settings.WEBHOOK_RETRY_SCALE)
         update.update(
             state=WebhookDelivery.State.PENDING, next_attempt_at=timezone.now() + timedelta(seconds=wait)

@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Refuses NUL and lone surrogates in path segments, query and API headers (422/404).
+    "catalog.api.inputs.InputGuardMiddleware",
 ]
 
 # The API distinguishes /api/a2a/agenthub from /api/a2a/agenthub/ (both are documented
@@ -146,13 +148,24 @@ CORS_EXPOSE_HEADERS = [
 ]
 
 # --- DRF ------------------------------------------------------------------------
+# Request limits (catalog/api/parsers.py). Bodies: at most this many bytes (a larger one
+# answers 422 body_too_large; the largest real body, a 500-reading spread snapshot, is ~100 KB).
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1_048_576)
+# Django's own cap for bodies it reads (forms, the admin), the same number.
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# JSON nested deeper than this (arrays and objects) answers 422 json_too_deep before decoding;
+# also applies to the JSON inside x402 payment headers. No body of the interface goes past 4.
+API_JSON_MAX_DEPTH = env.int("API_JSON_MAX_DEPTH", default=64)
+# A PAYMENT-SIGNATURE / X-PAYMENT header longer than this is refused (402 invalid_payload)
+# without decoding; a real x402 payload is 1-3 KB of base64.
+PAYMENT_HEADER_MAX_BYTES = env.int("PAYMENT_HEADER_MAX_BYTES", default=16_384)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["catalog.api.parsers.BoundedJSONParser"],
     "EXCEPTION_HANDLER": "catalog.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["catalog.api.throttling.ClientRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"anon": env("THROTTLE_ANON", default="600/min")},

@@ -53,6 +53,8 @@ from catalog.ratelog import log_throttled
 logger = logging.getLogger(__name__)
 
 KEY_CACHE_MAX_PREFIXES = 20_000
+# Issued keys are "a2a_" + 43 characters of URL-safe base64; anything much longer is not one.
+KEY_MAX_CHARS = 128
 # Headers Django and DRF add to the same answer (tests compare the two).
 STATIC_HEADERS = [
     ("Content-Type", "application/json"),
@@ -286,6 +288,8 @@ class CreditFastPath:
         if base is None:
             return None
         key = environ["HTTP_X_API_KEY"].strip()
+        if len(key) > KEY_MAX_CHARS or not (key.isascii() and key.isprintable()):
+            return None  # not a key this service issues (a NUL would fail in the driver): Django answers
         holder = KEYS.find(key, load=lambda prefix: _keys_load(conn, prefix))
         if holder is None:
             return None

@@ -3,10 +3,13 @@ driven by tables in billing/api/urls.py; each runs the SKU's registered product.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel, Field
 from rest_framework.request import Request
@@ -35,6 +38,15 @@ API_KEY_HEADER = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=False,
     description="API key from /api/a2a/account/register",
+)
+IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "maxLength": 200},
+    OpenApiParameter.HEADER,
+    required=False,
+    description="with X-API-Key: a retry with the same key and the same call (method, path, query, body) "
+    "replays the first answer without charging again; the same key on another call is refused "
+    "(422 idempotency_key_reused)",
 )
 
 
@@ -68,6 +80,9 @@ class X402PaidView(ApiView):
 
     sku_name: str = ""
     metric = "challenge"
+    # No HEAD: Django would answer it with get(), which settles a payment proof or debits
+    # credits for a response whose body is then dropped. 405 with Allow: GET, OPTIONS.
+    http_method_names = ["get", "options"]
 
     def get(self, request: Request) -> Response:
         sku = sku_on_sale(self.sku_name)
@@ -166,7 +181,10 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         summary=headline,
         operation_id=f"x402_{sku_name}",
         description=f"Paid SKU `{sku_name}`. Unpaid calls answer 402 with the payment requirements "
-        "(PAYMENT-REQUIRED header, x402 v2; JSON body, x402 v1). Retry with PAYMENT-SIGNATURE or X-PAYMENT.",
+        "(PAYMENT-REQUIRED header, x402 v2; JSON body, x402 v1). Retry with PAYMENT-SIGNATURE or X-PAYMENT "
+        f"(at most {settings.PAYMENT_HEADER_MAX_BYTES} bytes; a longer or malformed header is refused as 402 "
+        "invalid_payload). HEAD is not answered (405): nothing is paid or charged for a response without "
+        "a body.",
         parameters=[
             *(query_parameters(params) if params else []),
             OpenApiParameter(
@@ -190,6 +208,7 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
                 required=False,
                 description="instead of x402: debit the price from prepaid credits",
             ),
+            IDEMPOTENCY_KEY_HEADER,
         ],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
@@ -264,11 +283,12 @@ def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict 
     news_id = getattr(params, "news_id", None) if sku.sku == "news_unlock" else None
     if news_id is not None and NewsUnlock.objects.filter(account=account, news_item_id=news_id).exists():
         price = 0  # unlocked before: free again
-    idempotency_key = request.headers.get("Idempotency-Key", "").strip()[:200]
+    idempotency_key = _idempotency_key(request)
+    fingerprint = call_fingerprint(request) if idempotency_key else ""
     if idempotency_key:
         done = IdempotentCall.objects.filter(account=account, key=idempotency_key).first()
         if done is not None:
-            return Response(done.body, status=done.status_code, headers=done.headers)
+            return _replay(done, fingerprint)
     charge = price if BillingSettings.load().credit_billing_enabled else 0
     try:
         with transaction.atomic():
@@ -289,7 +309,8 @@ def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict 
                 IdempotentCall.objects.create(
                     account=account,
                     key=idempotency_key,
-                    path=request.path,
+                    path=request.path[:300],
+                    fingerprint=fingerprint,
                     status_code=200,
                     body=content,
                     headers=headers,
@@ -317,8 +338,51 @@ def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict 
     except IntegrityError:
         # The same Idempotency-Key committed first in a concurrent request: answer as it did.
         done = IdempotentCall.objects.get(account=account, key=idempotency_key)
-        return Response(done.body, status=done.status_code, headers=done.headers)
+        return _replay(done, fingerprint)
     return Response(content, headers=headers)
+
+
+IDEMPOTENCY_KEY_MAX = 200
+
+
+def _idempotency_key(request: Request) -> str:
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if len(key) > IDEMPOTENCY_KEY_MAX:
+        # Not truncated: two long keys sharing their first characters must not be one key.
+        raise RequestValidationError.single(
+            ["header", "Idempotency-Key"],
+            f"String should have at most {IDEMPOTENCY_KEY_MAX} characters",
+            "string_too_long",
+        )
+    return key
+
+
+def call_fingerprint(request: Request) -> str:
+    """What makes two calls the same call: method, path (with its path parameters), every
+    query parameter (order of names ignored) and the JSON body."""
+    body: Any = None
+    if request.method not in ("GET", "HEAD"):
+        body = request.data.dict() if isinstance(request.data, QueryDict) else request.data
+    canonical = json.dumps(
+        [request.method, request.path, sorted(request.query_params.lists()), body],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _replay(done: IdempotentCall, fingerprint: str) -> Response:
+    """The stored answer, if the key was first sent with this same call; a key reused for
+    another call would otherwise be answered with that call's (paid) content."""
+    if done.fingerprint != fingerprint:
+        raise RequestValidationError.single(
+            ["header", "Idempotency-Key"],
+            f"this Idempotency-Key was first used for another call ({done.path} or other parameters); "
+            "nothing was charged. Send a new key for a new call.",
+            "idempotency_key_reused",
+        )
+    return Response(done.body, status=done.status_code, headers=done.headers)
 
 
 def _news_id(raw: str) -> int:
@@ -362,7 +426,7 @@ def credit_view(
         operation_id=name,
         deprecated=deprecated,
         request=body,
-        parameters=[*(query_parameters(query) if query else []), API_KEY_HEADER],
+        parameters=[*(query_parameters(query) if query else []), API_KEY_HEADER, IDEMPOTENCY_KEY_HEADER],
         responses={
             200: OpenApiResponse({"type": "object"}, description="the product's content"),
             401: s.UnauthorizedOut,

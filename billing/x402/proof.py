@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from x402.schemas import PaymentPayload, PaymentRequirements
 from x402.schemas.v1 import PaymentPayloadV1, PaymentRequirementsV1
 
 from billing.x402.challenge import Challenge
+from catalog.api.parsers import JsonTooDeep, json_loads_bounded
 
 INVALID_PAYLOAD = "invalid_payload"
 ASSET_MISMATCH = "invalid_exact_evm_payload_asset_mismatch"
@@ -68,13 +68,21 @@ def proof_header(request: Request) -> str | None:
 
 
 def proof_decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
+    """The payload of a payment header. Bounded before any decoding: a header longer than
+    PAYMENT_HEADER_MAX_BYTES, or JSON nested deeper than API_JSON_MAX_DEPTH, is refused as
+    invalid_payload (a deep one would otherwise recurse in the JSON decoder)."""
+    limit = settings.PAYMENT_HEADER_MAX_BYTES
+    if len(raw) > limit:
+        raise PaymentRejected(INVALID_PAYLOAD, f"the payment header is longer than {limit} bytes")
     try:
         text = base64.b64decode(raw.strip(), validate=True).decode("utf-8")
     except (binascii.Error, ValueError, UnicodeDecodeError):
         raise PaymentRejected(INVALID_PAYLOAD, "the payment header is not valid base64") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = json_loads_bounded(text, max_bytes=limit)
+    except JsonTooDeep as exc:
+        raise PaymentRejected(INVALID_PAYLOAD, f"the payment header's {exc}") from None
+    except ValueError:  # JSONDecodeError
         raise PaymentRejected(INVALID_PAYLOAD, "the payment header does not hold valid JSON") from None
     if not isinstance(data, dict):
         raise PaymentRejected(INVALID_PAYLOAD, "the payment header must hold a JSON object")

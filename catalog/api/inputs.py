@@ -3,15 +3,18 @@ errors become 422 HTTPValidationError with loc ["query"|"body"|"path", field].""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rest_framework.request import Request
 
 from catalog.api.errors import RequestValidationError
+from catalog.api.parsers import text_is_storable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -101,3 +104,54 @@ def query_parameters(model: type[BaseModel]) -> list[OpenApiParameter]:
             )
         )
     return params
+
+
+# Headers the API reads as identifiers or payloads (they reach database lookups).
+GUARDED_HEADERS = (
+    "X-API-Key",
+    "X-Session-Token",
+    "Idempotency-Key",
+    "X-Ingest-Token",
+    "PAYMENT-SIGNATURE",
+    "X-PAYMENT",
+)
+
+
+def _loc_name(name: str) -> str:
+    return name if text_is_storable(name) else name.encode("unicode_escape", "backslashreplace").decode()
+
+
+class InputGuardMiddleware:
+    """One place, before any view runs, that refuses text no query can carry to PostgreSQL:
+    a NUL character or a lone surrogate in a path segment (404: no resource has that name),
+    a query parameter (422, loc ["query", name]) or a header the API reads (422, loc
+    ["header", name]). Without it each lookup failed in the database driver as a 500.
+    JSON bodies get the same check in catalog.api.parsers.BoundedJSONParser."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: tuple, view_kwargs: dict[str, Any]
+    ) -> HttpResponse | None:
+        segments = [*view_args, *view_kwargs.values()]
+        if any(isinstance(v, str) and not text_is_storable(v) for v in segments):
+            return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+        for name, values in request.GET.lists():
+            if not text_is_storable(name) or not all(text_is_storable(v) for v in values):
+                return _refuse(["query", _loc_name(name)])
+        for header in GUARDED_HEADERS:
+            value = request.headers.get(header)
+            if value is not None and not text_is_storable(value):
+                return _refuse(["header", header])
+        return None
+
+
+def _refuse(loc: list[str | int]) -> JsonResponse:
+    error = RequestValidationError.single(
+        loc, "text must not contain NUL characters or lone surrogates", "string_unstorable"
+    )
+    return JsonResponse(error.body(), status=422)
