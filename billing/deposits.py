@@ -304,10 +304,12 @@ def _scan(w3: Web3, max_ranges: int) -> ScanResult:
         _chain_reset(w3, cursor, genesis, head, result)
     elif not cursor.genesis_hash:
         _cursor_move(cursor, genesis_hash=genesis)
-    if cursor.block_number > head or (
+    # Only a cursor that read its block can have been reorganised (a new one may wait for a
+    # DEPOSIT_START_BLOCK above the head).
+    if (
         cursor.block_hash
         and cursor.block_number >= 0
-        and _block_hash(w3, cursor.block_number) != cursor.block_hash
+        and (cursor.block_number > head or _block_hash(w3, cursor.block_number) != cursor.block_hash)
     ):
         _rewind(w3, cursor, head, result)
     confirmed = _confirmed_head(w3, head)
@@ -321,10 +323,11 @@ def _scan(w3: Web3, max_ranges: int) -> ScanResult:
             result.to_block = to
             frm = to + 1
             ranges += 1
-        if confirmed < head:
+        unconfirmed_from = max(confirmed + 1, cursor.block_number + 1)
+        if unconfirmed_from <= head:
             # Not yet confirmed: shown to the account as pending, never credited here.
             receipts = _Receipts(w3)
-            for log in _logs(w3, max(confirmed + 1, cursor.block_number + 1), head):
+            for log in _logs(w3, unconfirmed_from, head):
                 receipt = receipts.of(log)
                 if _is_x402_sale(receipt):
                     continue
