@@ -25,6 +25,8 @@ TRANSFER_ABI = [
     }
 ]
 DEPOSIT_USDC = 5
+# The watcher credits from the chain's "safe" block (anvil: 32 blocks, about 32 s at 1 s blocks).
+CREDIT_WAIT_SECONDS = 120
 
 
 def say(step: str, text: str) -> None:
@@ -109,7 +111,7 @@ def main() -> int:
     tx_hash = deposit(stack, wallet)
     started = time.monotonic()
     last_state = None
-    while time.monotonic() - started < 60:
+    while time.monotonic() - started < CREDIT_WAIT_SECONDS:
         account = requests.get(base + "/api/a2a/account", headers=headers, timeout=30).json()
         mine = [d for d in account["deposits"] if d["tx_hash"] == tx_hash]
         state = mine[0]["state"] if mine else "not seen yet"
@@ -125,7 +127,10 @@ def main() -> int:
             break
         time.sleep(0.5)
     else:
-        print("the deposit was not credited within 60 s (is the Celery worker running?)", file=sys.stderr)
+        print(
+            f"the deposit was not credited within {CREDIT_WAIT_SECONDS} s (is the Celery worker running?)",
+            file=sys.stderr,
+        )
         return 1
     url = base + "/api/a2a/x402/payments/dual-rail-status"
     resp = requests.get(url, headers=headers, timeout=30)

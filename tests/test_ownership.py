@@ -171,3 +171,15 @@ def test_a_contract_wallet_registers_with_an_eip1271_signature_on_anvil(api, cha
         assert ledger_audit() == []
     finally:
         chain.w3.provider.make_request("evm_revert", [snapshot])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_agent_registers_and_rotates_its_key_with_a_proof(live_server, capsys):
+    from agents.demo_credits import register
+
+    wallet = EthAccount.create()
+    first = register(live_server.url, wallet)
+    second = register(live_server.url, wallet)  # the same proof on an existing account rotates
+    assert first != second and "rotated" in capsys.readouterr().out
+    account = Account.objects.get(wallet_address=wallet.address.lower())
+    assert account.ownership_verified and account.api_keys.filter(revoked_at__isnull=True).count() == 1
