@@ -131,7 +131,10 @@ def signature_valid(*, wallet: str, message: str, signature: str) -> bool:
     from web3 import Web3
 
     signable = encode_defunct(text=message)
-    raw = bytes.fromhex(signature.removeprefix("0x"))
+    try:
+        raw = bytes.fromhex(signature.removeprefix("0x"))
+    except ValueError:  # not hex: proves nothing
+        return False
     if len(raw) == 65:
         try:
             if EthAccount.recover_message(signable, signature=raw).lower() == wallet:
@@ -276,7 +279,11 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
     credited (with the bundle bonus). Credits once: the deposit row is locked and the ledger
     has one deposit row per deposit and kind."""
     billing = BillingSettings.load()
+    # The wallet lock before the row lock, in the order registration takes them (wallet, then
+    # its deposits): the other order could deadlock with a registration of the same wallet.
+    wallet = Deposit.objects.values_list("from_address", flat=True).get(pk=deposit_id)
     with transaction.atomic():
+        _wallet_lock(wallet)
         deposit = Deposit.objects.select_for_update().get(pk=deposit_id)
         if deposit.state in (Deposit.State.CREDITED, Deposit.State.BELOW_MINIMUM, Deposit.State.REORGED):
             return deposit
@@ -284,7 +291,6 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
             deposit.state = Deposit.State.BELOW_MINIMUM
             deposit.save(update_fields=["state"])
             return deposit
-        _wallet_lock(deposit.from_address)
         # Only an account whose wallet signed for it: naming a wallet proves nothing.
         account = Account.objects.filter(
             wallet_address=deposit.from_address, ownership_verified_at__isnull=False
@@ -328,7 +334,9 @@ def deposit_orphan(*, deposit_id: int) -> Deposit:
     taken: it is recorded on the account (reorg_shortfall_atomic) and the account is held
     (is_active false) for staff to settle. If the transfer is included again, the watcher
     records it as a new deposit and credits it once it is confirmed."""
+    wallet = Deposit.objects.values_list("from_address", flat=True).get(pk=deposit_id)
     with transaction.atomic():
+        _wallet_lock(wallet)  # the same order as deposit_settle and registration
         deposit = Deposit.objects.select_for_update().get(pk=deposit_id)
         if deposit.state == Deposit.State.REORGED:
             return deposit

@@ -183,3 +183,70 @@ def test_the_demo_agent_registers_and_rotates_its_key_with_a_proof(live_server, 
     assert first != second and "rotated" in capsys.readouterr().out
     account = Account.objects.get(wallet_address=wallet.address.lower())
     assert account.ownership_verified and account.api_keys.filter(revoked_at__isnull=True).count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_deposit_settled_while_its_wallet_proves_ownership_is_credited_exactly_once(monkeypatch):
+    """The watcher settles a deposit at the moment its wallet registers: whichever commits
+    first, the deposit ends credited once (never left unmatched, never twice). The watcher's
+    decision "unmatched" is slowed down so the registration runs inside that window."""
+    import threading
+    import time
+
+    from django.db import connections
+
+    from billing.credits import account_register, ownership_challenge_issue
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    real_save = Deposit.save
+
+    def slow_unmatched_save(self, *args, **kwargs):
+        if self.state == Deposit.State.UNMATCHED:
+            time.sleep(0.3)  # the watcher decided "no verified account" and has not committed yet
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Deposit, "save", slow_unmatched_save)
+
+    def race(n: int) -> None:
+        wallet = EthAccount.create()
+        deposit = deposit_from(wallet.address, 1_000_000, n=100 + n)
+        ch = ownership_challenge_issue(wallet_address=wallet.address)
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def run(work, delay: float) -> None:
+            try:
+                barrier.wait()
+                time.sleep(delay)
+                work()
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+            finally:
+                connections.close_all()
+
+        threads = [
+            threading.Thread(target=run, args=(lambda: deposit_settle(deposit_id=deposit.id), 0.0)),
+            threading.Thread(
+                target=run,
+                args=(
+                    lambda: account_register(
+                        wallet_address=wallet.address, nonce=ch.nonce, signature=sign(wallet, ch.message)
+                    ),
+                    0.1,
+                ),
+            ),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        deposit.refresh_from_db()
+        assert deposit.state == Deposit.State.CREDITED, n
+        assert Account.objects.get(wallet_address=wallet.address.lower()).credit_balance_atomic == 1_000_000
+
+    for n in range(3):
+        race(n)
+    assert LedgerEntry.objects.filter(kind="deposit").count() == 3 and ledger_audit() == []
