@@ -265,3 +265,21 @@ def test_the_scan_task_does_not_retry_on_its_own_and_logs_a_failure_once(monkeyp
     assert len(calls) == 5
     assert caplog.text.count("deposit scan failed") == 1 and "RPC unreachable" in caplog.text
     assert not ChainCursor.objects.exists()  # nothing was read, nothing moved
+
+
+@pytest.mark.django_db
+def test_a_deposit_recorded_before_positions_were_kept_is_not_credited_again(watcher, settings):
+    """Rows from before migration 0004 have no position in their transaction: reading their
+    blocks again adopts them instead of recording (and crediting) the transfer a second time."""
+    register_wallet(dev_account(3))
+    send(watcher, 3, 2 * USDC)
+    mine(watcher, 2)
+    deposits_scan()
+    Deposit.objects.update(tx_log_index=None)  # as the migration leaves old rows
+    ChainCursor.objects.filter(name=CURSOR_NAME).update(
+        block_number=settings.DEPOSIT_START_BLOCK - 1, block_hash="", checkpoints=[]
+    )
+    deposits_scan()
+    deposit = Deposit.objects.get()
+    assert deposit.tx_log_index == 0 and deposit.state == "credited"
+    assert LedgerEntry.objects.count() == 1 and balance(3) == 2 * USDC and ledger_audit() == []
