@@ -25,6 +25,8 @@ TRANSFER_ABI = [
     }
 ]
 DEPOSIT_USDC = 5
+# The watcher credits from the chain's "safe" block (anvil: 32 blocks, about 32 s at 1 s blocks).
+CREDIT_WAIT_SECONDS = 120
 
 
 def say(step: str, text: str) -> None:
@@ -32,25 +34,36 @@ def say(step: str, text: str) -> None:
 
 
 def register(base: str, wallet) -> str:
+    """Every registration proves the wallet is ours: the first POST answers 401 with a
+    challenge; sign it (EIP-191) and send it back with its nonce. For a wallet that already
+    has an account the same proof rotates its key."""
     resp = requests.post(
         base + "/api/a2a/account/register", json={"wallet_address": wallet.address}, timeout=30
     )
-    if resp.status_code == 409:
-        say("register", "this wallet already has an account: proving ownership to rotate its key")
-        message = requests.get(
-            base + "/api/a2a/account/register/message", params={"wallet_address": wallet.address}, timeout=30
-        ).json()["message"]
-        signature = wallet.sign_message(encode_defunct(text=message)).signature.hex()
-        resp = requests.post(
-            base + "/api/a2a/account/register",
-            timeout=30,
-            json={"wallet_address": wallet.address, "signature": "0x" + signature.removeprefix("0x")},
-        )
+    if resp.status_code != 401 or resp.json().get("code") != "ownership_proof_required":
+        resp.raise_for_status()
+        raise RuntimeError(f"expected a challenge, got HTTP {resp.status_code}: {resp.text[:200]}")
+    challenge = resp.json()
+    say(
+        "register",
+        f"HTTP 401: sign the challenge (nonce {challenge['nonce'][:8]}...) to prove the wallet is ours",
+    )
+    signature = wallet.sign_message(encode_defunct(text=challenge["message"])).signature.hex()
+    resp = requests.post(
+        base + "/api/a2a/account/register",
+        timeout=30,
+        json={
+            "wallet_address": wallet.address,
+            "nonce": challenge["nonce"],
+            "signature": "0x" + signature.removeprefix("0x"),
+        },
+    )
     resp.raise_for_status()
     body = resp.json()
     say(
         "register",
-        f"HTTP {resp.status_code}: api_key {body['api_key'][:10]}... (shown once), "
+        f"HTTP {resp.status_code}: api_key {body['api_key'][:10]}... (shown once, "
+        f"{'rotated' if body['rotated'] else 'new account'}), "
         f"balance {body['credit_balance_usdc']} USDC, treasury {body['treasury_address']}",
     )
     return body["api_key"]
@@ -98,7 +111,7 @@ def main() -> int:
     tx_hash = deposit(stack, wallet)
     started = time.monotonic()
     last_state = None
-    while time.monotonic() - started < 60:
+    while time.monotonic() - started < CREDIT_WAIT_SECONDS:
         account = requests.get(base + "/api/a2a/account", headers=headers, timeout=30).json()
         mine = [d for d in account["deposits"] if d["tx_hash"] == tx_hash]
         state = mine[0]["state"] if mine else "not seen yet"
@@ -114,7 +127,10 @@ def main() -> int:
             break
         time.sleep(0.5)
     else:
-        print("the deposit was not credited within 60 s (is the Celery worker running?)", file=sys.stderr)
+        print(
+            f"the deposit was not credited within {CREDIT_WAIT_SECONDS} s (is the Celery worker running?)",
+            file=sys.stderr,
+        )
         return 1
     url = base + "/api/a2a/x402/payments/dual-rail-status"
     resp = requests.get(url, headers=headers, timeout=30)

@@ -66,9 +66,16 @@ from catalog.money import atomic_from_usdc  # noqa: E402
 
 @admin.register(Account)
 class AccountAdmin(ReadOnlyAdmin):
-    list_display = ["wallet_address", "credit_balance_usdc", "is_active", "created_at"]
+    list_display = [
+        "wallet_address",
+        "credit_balance_usdc",
+        "is_active",
+        "ownership_verified_at",
+        "reorg_shortfall_atomic",
+        "created_at",
+    ]
     search_fields = ["wallet_address"]
-    list_filter = ["is_active"]
+    list_filter = ["is_active", ("ownership_verified_at", admin.EmptyFieldListFilter)]
     actions = ["rotate_key"]
 
     @admin.action(description="Rotate the API key (the new key is shown once)", permissions=["operate"])

@@ -5,29 +5,40 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 from eth_account import Account as EthAccount
-from eth_account.messages import encode_defunct
+from eth_account.messages import defunct_hash_message, encode_defunct
 
 from billing.models import Account, ApiKey, BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
+
+logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "a2a_"
 KEY_LOOKUP_CHARS = 12  # the first characters, stored in clear to find the candidate keys
 CHALLENGE_TTL = timedelta(minutes=10)
 
 
-class WalletAlreadyRegistered(Exception):
-    pass
-
-
 class OwnershipNotProven(Exception):
-    pass
+    """The signature does not prove the wallet signed this challenge (or the challenge is
+    unknown, used or expired)."""
+
+
+class OwnershipCheckUnavailable(Exception):
+    """The signature is not the wallet's own (EOA) and the chain, needed to ask a contract
+    wallet (EIP-1271), cannot be reached."""
+
+
+class ChallengeRateLimited(Exception):
+    def __init__(self, retry_after_seconds: float):
+        super().__init__(f"too many challenges; retry in {retry_after_seconds:.0f} s")
+        self.retry_after_seconds = retry_after_seconds
 
 
 class InsufficientCredit(Exception):
@@ -70,56 +81,124 @@ def api_key_account(*, key: str) -> Account | None:
     return None
 
 
+def _wallet_lock(wallet: str) -> None:
+    """Serialise, until the transaction ends, everything that decides who a wallet's deposits
+    belong to (registration, verification, deposit_settle), so a deposit settled while its
+    wallet proves ownership is either credited or seen as unmatched by the registration."""
+    if connection.vendor == "postgresql":
+        key = int.from_bytes(hashlib.sha256(b"wallet:" + wallet.encode()).digest()[:8], "big", signed=True)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
 def ownership_challenge_issue(*, wallet_address: str) -> OwnershipChallenge:
+    """A fresh message for the wallet to sign. At most OWNERSHIP_CHALLENGES_PER_WALLET per
+    OWNERSHIP_CHALLENGE_WINDOW_SECONDS per wallet: challenges are free to ask for, and the
+    table must not grow at a stranger's pace."""
     wallet = wallet_address.lower()
-    now = timezone.now()
-    expires = now + CHALLENGE_TTL
-    message = (
-        "Agent-to-Agent Market Intelligence: prove you own this wallet to rotate its API key.\n"
-        f"Wallet: {wallet}\nNonce: {secrets.token_hex(16)}\nIssued: {now.isoformat()}\nExpires: {expires.isoformat()}"
-    )
-    return OwnershipChallenge.objects.create(wallet_address=wallet, message=message, expires_at=expires)
+    window = timedelta(seconds=settings.OWNERSHIP_CHALLENGE_WINDOW_SECONDS)
+    with transaction.atomic():
+        _wallet_lock(wallet)  # two requests cannot both see room for one more
+        now = timezone.now()
+        recent = list(
+            OwnershipChallenge.objects.filter(wallet_address=wallet, created_at__gt=now - window)
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)[: settings.OWNERSHIP_CHALLENGES_PER_WALLET]
+        )
+        if len(recent) >= settings.OWNERSHIP_CHALLENGES_PER_WALLET:
+            # Room comes back when the oldest of the last N leaves the window.
+            raise ChallengeRateLimited(max((recent[-1] + window - now).total_seconds(), 1.0))
+        nonce = secrets.token_hex(16)
+        expires = now + CHALLENGE_TTL
+        message = (
+            "Agent-to-Agent Market Intelligence: sign to prove you own this wallet and get its API key.\n"
+            f"Wallet: {wallet}\nNonce: {nonce}\nIssued: {now.isoformat()}\nExpires: {expires.isoformat()}"
+        )
+        return OwnershipChallenge.objects.create(
+            wallet_address=wallet, nonce=nonce, message=message, expires_at=expires
+        )
 
 
-def _ownership_proven(wallet: str, signature: str) -> bool:
-    challenges = OwnershipChallenge.objects.filter(
-        wallet_address=wallet, used_at__isnull=True, expires_at__gt=timezone.now()
-    ).order_by("-created_at")[:5]
-    for challenge in challenges:
-        try:
-            signer = EthAccount.recover_message(encode_defunct(text=challenge.message), signature=signature)
-        except Exception:  # a malformed signature proves nothing
-            continue
-        if signer.lower() == wallet:
-            # Used once: claim it with a conditional update so two requests cannot both use it.
-            return bool(
-                OwnershipChallenge.objects.filter(pk=challenge.pk, used_at__isnull=True).update(
-                    used_at=timezone.now()
-                )
-            )
-    return False
+ERC1271_MAGIC = bytes.fromhex("1626ba7e")
+ERC1271_SELECTOR = bytes.fromhex("1626ba7e")  # isValidSignature(bytes32,bytes)
 
 
-def account_register(*, wallet_address: str, signature: str | None = None) -> Registration:
-    wallet = wallet_address.lower()
-    existing = Account.objects.filter(wallet_address=wallet).first()
-    if existing is not None:
-        if not signature:
-            raise WalletAlreadyRegistered(wallet)
-        if not _ownership_proven(wallet, signature):
-            raise OwnershipNotProven(wallet)
-        return Registration(account=existing, api_key=api_key_issue(account=existing), rotated=True)
+def signature_valid(*, wallet: str, message: str, signature: str) -> bool:
+    """Whether `wallet` signed `message` (EIP-191 personal_sign). An ordinary account (EOA)
+    is recovered from the signature; if that is not the wallet and the address holds code,
+    the contract wallet is asked (EIP-1271 isValidSignature of the EIP-191 hash)."""
+    from eth_abi import encode as abi_encode
+    from web3 import Web3
+
+    signable = encode_defunct(text=message)
     try:
-        with transaction.atomic():
-            account = Account.objects.create(wallet_address=wallet)
-            key = api_key_issue(account=account)
-    except IntegrityError:
-        raise WalletAlreadyRegistered(wallet) from None
-    # Deposits this wallet sent before it registered are credited now.
-    for deposit in Deposit.objects.filter(from_address=wallet, state=Deposit.State.UNMATCHED):
-        deposit_settle(deposit_id=deposit.id)
+        raw = bytes.fromhex(signature.removeprefix("0x"))
+    except ValueError:  # not hex: proves nothing
+        return False
+    if len(raw) == 65:
+        try:
+            if EthAccount.recover_message(signable, signature=raw).lower() == wallet:
+                return True
+        except Exception:  # malformed (bad v, s out of range): proves nothing as an EOA
+            pass
+    from billing.deposits import chain
+
+    digest = defunct_hash_message(text=message)
+    try:
+        w3 = chain()
+        address = Web3.to_checksum_address(wallet)
+        if not w3.eth.get_code(address):
+            return False
+        answer = w3.eth.call(
+            {
+                "to": address,
+                "data": "0x" + (ERC1271_SELECTOR + abi_encode(["bytes32", "bytes"], [digest, raw])).hex(),
+            }
+        )
+    except (ConnectionError, TimeoutError, OSError) as exc:
+        raise OwnershipCheckUnavailable(str(exc)) from exc
+    except Exception:  # the contract reverted, or is not a wallet
+        return False
+    return bytes(answer)[:4] == ERC1271_MAGIC
+
+
+def _ownership_claim(*, wallet: str, nonce: str, signature: str) -> None:
+    """Check the signature against the one challenge the client names, and use the challenge
+    up (even when the proof fails: a nonce is known only to whoever asked for it, and each
+    try may cost an RPC call). Raises OwnershipNotProven."""
+    challenge = OwnershipChallenge.objects.filter(
+        wallet_address=wallet, nonce=nonce.lower(), used_at__isnull=True, expires_at__gt=timezone.now()
+    ).first()
+    if challenge is None:
+        raise OwnershipNotProven(wallet)
+    # Claimed with a conditional update: two requests with the same nonce cannot both use it.
+    if not OwnershipChallenge.objects.filter(pk=challenge.pk, used_at__isnull=True).update(
+        used_at=timezone.now()
+    ):
+        raise OwnershipNotProven(wallet)
+    if not signature_valid(wallet=wallet, message=challenge.message, signature=signature):
+        raise OwnershipNotProven(wallet)
+
+
+def account_register(*, wallet_address: str, nonce: str, signature: str) -> Registration:
+    """Register a wallet, or give its account a new key, once it signed the challenge `nonce`.
+    The account is then verified, and the wallet's deposits that waited for a verified
+    account (unmatched) are credited to it."""
+    wallet = wallet_address.lower()
+    _ownership_claim(wallet=wallet, nonce=nonce, signature=signature)
+    with transaction.atomic():
+        _wallet_lock(wallet)
+        account, created = Account.objects.get_or_create(wallet_address=wallet)
+        if account.ownership_verified_at is None:
+            account.ownership_verified_at = timezone.now()
+            account.save(update_fields=["ownership_verified_at"])
+        key = api_key_issue(account=account)
+        for deposit_id in Deposit.objects.filter(
+            from_address=wallet, state=Deposit.State.UNMATCHED
+        ).values_list("id", flat=True):
+            deposit_settle(deposit_id=deposit_id)
     account.refresh_from_db()
-    return Registration(account=account, api_key=key, rotated=False)
+    return Registration(account=account, api_key=key, rotated=not created)
 
 
 def _apply(sql: str, params: list) -> int | None:
@@ -200,15 +279,22 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
     credited (with the bundle bonus). Credits once: the deposit row is locked and the ledger
     has one deposit row per deposit and kind."""
     billing = BillingSettings.load()
+    # The wallet lock before the row lock, in the order registration takes them (wallet, then
+    # its deposits): the other order could deadlock with a registration of the same wallet.
+    wallet = Deposit.objects.values_list("from_address", flat=True).get(pk=deposit_id)
     with transaction.atomic():
+        _wallet_lock(wallet)
         deposit = Deposit.objects.select_for_update().get(pk=deposit_id)
-        if deposit.state in (Deposit.State.CREDITED, Deposit.State.BELOW_MINIMUM):
+        if deposit.state in (Deposit.State.CREDITED, Deposit.State.BELOW_MINIMUM, Deposit.State.REORGED):
             return deposit
         if deposit.amount_atomic < billing.min_deposit_atomic:
             deposit.state = Deposit.State.BELOW_MINIMUM
             deposit.save(update_fields=["state"])
             return deposit
-        account = Account.objects.filter(wallet_address=deposit.from_address).first()
+        # Only an account whose wallet signed for it: naming a wallet proves nothing.
+        account = Account.objects.filter(
+            wallet_address=deposit.from_address, ownership_verified_at__isnull=False
+        ).first()
         if account is None:
             deposit.state = Deposit.State.UNMATCHED
             deposit.save(update_fields=["state"])
@@ -222,7 +308,7 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
             account_id=account.id,
             amount_atomic=deposit.amount_atomic,
             kind=LedgerEntry.Kind.DEPOSIT,
-            reference=f"{deposit.tx_hash}:{deposit.log_index}",
+            reference=f"{deposit.tx_hash}:{deposit.tx_log_index}",
             deposit=deposit,
         )
         if bonus:
@@ -238,6 +324,52 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
         deposit.state = Deposit.State.CREDITED
         deposit.credited_at = timezone.now()
         deposit.save(update_fields=["account", "bonus_atomic", "state", "credited_at"])
+        return deposit
+
+
+def deposit_orphan(*, deposit_id: int) -> Deposit:
+    """A deposit whose block left the chain (a reorganisation deeper than the confirmations):
+    it becomes `reorged`, and if it was credited, the credit and its bonus are taken back with
+    a reorg_reversal ledger row. What the balance no longer holds (it was spent) cannot be
+    taken: it is recorded on the account (reorg_shortfall_atomic) and the account is held
+    (is_active false) for staff to settle. If the transfer is included again, the watcher
+    records it as a new deposit and credits it once it is confirmed."""
+    wallet = Deposit.objects.values_list("from_address", flat=True).get(pk=deposit_id)
+    with transaction.atomic():
+        _wallet_lock(wallet)  # the same order as deposit_settle and registration
+        deposit = Deposit.objects.select_for_update().get(pk=deposit_id)
+        if deposit.state == Deposit.State.REORGED:
+            return deposit
+        if deposit.state == Deposit.State.CREDITED and deposit.account_id is not None:
+            owed = deposit.amount_atomic + deposit.bonus_atomic
+            account = Account.objects.select_for_update().get(pk=deposit.account_id)
+            taken = min(owed, account.credit_balance_atomic)
+            shortfall = owed - taken
+            reason = f"chain reorganisation: deposit {deposit.tx_hash} left the chain"
+            if shortfall:
+                reason += f"; {shortfall} atomic could not be taken back (spent): account held"
+            if taken:
+                credit_add(
+                    account_id=account.id,
+                    amount_atomic=-taken,
+                    kind=LedgerEntry.Kind.REORG_REVERSAL,
+                    reference=f"{deposit.tx_hash}:{deposit.tx_log_index}",
+                    deposit=deposit,
+                    reason=reason,
+                )
+            if shortfall:
+                Account.objects.filter(pk=account.id).update(
+                    reorg_shortfall_atomic=models.F("reorg_shortfall_atomic") + shortfall, is_active=False
+                )
+                logger.error(
+                    "account %s held: a reorganisation took back deposit %s of %s atomic, %s of it already spent",
+                    account.wallet_address,
+                    deposit.tx_hash,
+                    owed,
+                    shortfall,
+                )
+        deposit.state = Deposit.State.REORGED
+        deposit.save(update_fields=["state"])
         return deposit
 
 

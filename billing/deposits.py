@@ -1,15 +1,26 @@
 """The deposit watcher: reads USDC Transfer logs to the treasury over CHAIN_RPC_URL, from a
-stored cursor, in bounded block ranges, up to head minus DEPOSIT_CONFIRMATIONS.
+stored cursor, in bounded block ranges, up to the confirmed head: the block the chain tags
+DEPOSIT_FINALITY_TAG ("safe"/"finalized") and never above head - DEPOSIT_CONFIRMATIONS
+(the confirmations alone where the chain has no such tag).
 
-- Each log is recorded once (unique tx hash + log index) and each deposit credited once
-  (deposit_settle locks the row; the ledger has one row per deposit and kind).
+- A deposit is one transfer: transaction hash + the log's position inside the transaction.
+  The block-wide log index changes when a reorganisation re-includes the transaction in
+  another block; the position inside it does not.
+- Each deposit is credited once (deposit_settle locks the row; the ledger has one row per
+  deposit and kind), and only to an account whose wallet proved ownership.
 - One scan at a time: a lock in the cache (Redis in production). If two scans overlap
   anyway, the constraints above still keep every credit single.
-- The cursor moves only after a range's deposits are committed: an RPC error leaves it on
-  the last block fully read, and the next run starts there.
-- Logs in blocks not yet confirmed are shown as pending, not credited.
-- A block hash that changed at the cursor (a reorganisation deeper than the confirmations)
-  is logged as an error for the operators."""
+- The cursor moves only after a range's deposits are committed, and remembers the hashes of
+  recently read blocks (checkpoints) and of the chain's block 0 (genesis).
+- A reorganisation below the cursor (the cursor's block has another hash now, or the head is
+  below the cursor): the watcher goes back to the highest checkpoint still on the chain (the
+  common ancestor), reverses the credits of deposits whose blocks left the chain (a
+  reorg_reversal ledger row; what the balance no longer holds is recorded on the account,
+  which is then held), and reads again from there: re-included transfers are new deposits,
+  credited once they are confirmed again.
+- Another chain (block 0 changed: a fresh local chain under a kept database): the cursor starts
+  again on the new chain, with one error line; deposits of the old chain are left as they are.
+- Logs in blocks not yet confirmed are shown as pending, not credited."""
 
 from __future__ import annotations
 
@@ -17,13 +28,14 @@ import logging
 import secrets
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from web3 import Web3
 
-from billing.credits import deposit_settle
+from billing.credits import deposit_orphan, deposit_settle
 from billing.models import ChainCursor, Deposit, Payment
 
 logger = logging.getLogger(__name__)
@@ -32,6 +44,10 @@ TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523
 AUTHORIZATION_USED_TOPIC = "0x98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5"
 CURSOR_NAME = "usdc-deposits"
 LOCK_KEY = "lock:deposit-scan"
+
+
+class ChainMoved(Exception):
+    """The chain changed while a range was read: nothing of the range is kept."""
 
 
 @dataclass
@@ -43,6 +59,9 @@ class ScanResult:
     credited: int = 0
     pending: int = 0
     reorg_detected: bool = False
+    rewound_to: int | None = None
+    orphaned: int = 0
+    chain_reset: bool = False
     errors: list[str] = field(default_factory=list)
 
 
@@ -53,6 +72,10 @@ def _w3(url: str) -> Web3:
 
 def chain() -> Web3:
     return _w3(settings.CHAIN_RPC_URL)
+
+
+def _hex(value: Any) -> str:
+    return "0x" + bytes(value).hex().removeprefix("0x")
 
 
 def _topic(address: str) -> str:
@@ -70,13 +93,39 @@ def _logs(w3: Web3, frm: int, to: int) -> list[dict]:
     )
 
 
-def _is_x402_sale(w3: Web3, log: dict) -> bool:
+def _block_hash(w3: Web3, number: int) -> str:
+    return _hex(w3.eth.get_block(number)["hash"])
+
+
+_tag_unsupported: set[str] = set()  # tags this process already logged as unsupported
+
+
+def _confirmed_head(w3: Web3, head: int) -> int:
+    """The highest block deposits are credited from."""
+    limit = head - settings.DEPOSIT_CONFIRMATIONS
+    tag = settings.DEPOSIT_FINALITY_TAG
+    if not tag:
+        return limit
+    try:
+        tagged = int(w3.eth.get_block(tag)["number"])
+    except (ConnectionError, TimeoutError, OSError):
+        raise  # the RPC is down: the scan fails, the cursor stays
+    except Exception as exc:  # the chain does not know the tag: confirmations alone
+        if tag not in _tag_unsupported:
+            _tag_unsupported.add(tag)
+            logger.warning(
+                "deposit watcher: block tag %r not supported (%s); using head - confirmations", tag, exc
+            )
+        return limit
+    return min(limit, tagged)
+
+
+def _is_x402_sale(receipt: dict) -> bool:
     """A transfer to the treasury that settles one of our x402 payments is a sale, not a
     deposit. The EIP-3009 settlement emits AuthorizationUsed(authorizer, nonce) in the same
     transaction, and that (payer, nonce) was claimed as a Payment before it was broadcast."""
-    receipt = w3.eth.get_transaction_receipt(log["transactionHash"])
     for item in receipt["logs"]:
-        topics = ["0x" + bytes(t).hex().removeprefix("0x") for t in item["topics"]]
+        topics = [_hex(t) for t in item["topics"]]
         if (
             len(topics) == 3
             and topics[0] == AUTHORIZATION_USED_TOPIC
@@ -88,32 +137,151 @@ def _is_x402_sale(w3: Web3, log: dict) -> bool:
     return False
 
 
-def _record(log: dict, state: str) -> Deposit | None:
-    tx_hash = "0x" + bytes(log["transactionHash"]).hex().removeprefix("0x")
-    values = {
+class _Receipts:
+    """Receipts of one range, fetched once per transaction and checked against the log's
+    block: a receipt from another block means the chain moved under the read."""
+
+    def __init__(self, w3: Web3):
+        self.w3 = w3
+        self.by_tx: dict[str, dict] = {}
+
+    def of(self, log: dict) -> dict:
+        tx_hash = _hex(log["transactionHash"])
+        receipt = self.by_tx.get(tx_hash)
+        if receipt is None:
+            receipt = self.by_tx[tx_hash] = self.w3.eth.get_transaction_receipt(log["transactionHash"])
+        if _hex(receipt["blockHash"]) != _hex(log["blockHash"]):
+            raise ChainMoved(f"{tx_hash} is in block {_hex(receipt['blockHash'])} now")
+        return receipt
+
+
+def _position_in_tx(log: dict, receipt: dict) -> int:
+    for position, item in enumerate(receipt["logs"]):
+        if int(item["logIndex"]) == int(log["logIndex"]):
+            return position
+    raise ChainMoved(f"log {log['logIndex']} is not in the receipt of {_hex(log['transactionHash'])}")
+
+
+def _record(log: dict, receipt: dict, state: str) -> Deposit:
+    """The deposit of this log: found by transaction hash + position in the transaction
+    (whatever block holds it now), or recorded."""
+    tx_hash = _hex(log["transactionHash"])
+    position = _position_in_tx(log, receipt)
+    where = {
         "block_number": int(log["blockNumber"]),
-        "block_hash": "0x" + bytes(log["blockHash"]).hex().removeprefix("0x"),
+        "block_hash": _hex(log["blockHash"]),
+        "log_index": int(log["logIndex"]),
+    }
+    values = {
+        **where,
         "from_address": "0x" + bytes(log["topics"][1])[-20:].hex(),
         "amount_atomic": int.from_bytes(bytes(log["data"]), "big"),
         "state": state,
     }
-    try:
-        with transaction.atomic():
-            deposit, _ = Deposit.objects.get_or_create(
-                tx_hash=tx_hash, log_index=int(log["logIndex"]), defaults=values
-            )
-    except IntegrityError:  # recorded concurrently: the unique constraint kept one
-        deposit = Deposit.objects.get(tx_hash=tx_hash, log_index=int(log["logIndex"]))
+    live = Deposit.objects.exclude(state=Deposit.State.REORGED)
+    deposit = live.filter(tx_hash=tx_hash, tx_log_index=position).first()
+    if deposit is None:
+        # Recorded before the position was kept: the same transfer in the same transaction.
+        deposit = live.filter(
+            tx_hash=tx_hash,
+            tx_log_index__isnull=True,
+            from_address=values["from_address"],
+            amount_atomic=values["amount_atomic"],
+        ).first()
+        if deposit is not None:
+            deposit.tx_log_index = position
+            deposit.save(update_fields=["tx_log_index"])
+    if deposit is None:
+        try:
+            with transaction.atomic():
+                return Deposit.objects.create(tx_hash=tx_hash, tx_log_index=position, **values)
+        except IntegrityError:  # recorded concurrently: the unique constraint kept one
+            return live.get(tx_hash=tx_hash, tx_log_index=position)
+    if any(getattr(deposit, k) != v for k, v in where.items()):
+        # The same transfer, now in another block (a shallow reorganisation re-included it).
+        Deposit.objects.filter(pk=deposit.pk).update(**where)
+        for k, v in where.items():
+            setattr(deposit, k, v)
     return deposit
 
 
-def _cursor(w3: Web3) -> ChainCursor:
-    start = settings.DEPOSIT_START_BLOCK
-    if start is None:
-        # A new deployment watches from the current confirmed head on (not the chain's history).
-        start = max(w3.eth.block_number - settings.DEPOSIT_CONFIRMATIONS, 0)
-    cursor, _ = ChainCursor.objects.get_or_create(name=CURSOR_NAME, defaults={"block_number": start - 1})
+def _start_block(w3: Web3, head: int) -> int:
+    if settings.DEPOSIT_START_BLOCK is not None:
+        return settings.DEPOSIT_START_BLOCK
+    # A new deployment watches from the current confirmed head on (not the chain's history).
+    return max(_confirmed_head(w3, head), 0)
+
+
+def _cursor(w3: Web3, head: int) -> ChainCursor:
+    cursor, _ = ChainCursor.objects.get_or_create(
+        name=CURSOR_NAME, defaults={"block_number": _start_block(w3, head) - 1}
+    )
     return cursor
+
+
+def _cursor_move(cursor: ChainCursor, **values: Any) -> None:
+    ChainCursor.objects.filter(name=CURSOR_NAME).update(**values)
+    for k, v in values.items():
+        setattr(cursor, k, v)
+
+
+def _chain_reset(w3: Web3, cursor: ChainCursor, genesis: str, head: int, result: ScanResult) -> None:
+    """CHAIN_RPC_URL serves another chain than the one the cursor was read on (a fresh local
+    chain under a kept database): its block numbers say nothing about the old one's."""
+    start = _start_block(w3, head)
+    logger.error(
+        "deposit watcher: the chain at CHAIN_RPC_URL is a different chain (block 0 %s, was %s); "
+        "watching it from block %s (the old cursor was at %s). Deposits recorded from the old chain are kept.",
+        genesis,
+        cursor.genesis_hash,
+        start,
+        cursor.block_number,
+    )
+    with transaction.atomic():
+        # Unconfirmed rows of the old chain will never confirm.
+        Deposit.objects.filter(state=Deposit.State.PENDING).delete()
+        _cursor_move(cursor, block_number=start - 1, block_hash="", genesis_hash=genesis, checkpoints=[])
+    result.chain_reset = True
+
+
+def _rewind(w3: Web3, cursor: ChainCursor, head: int, result: ScanResult) -> None:
+    """The blocks read up to the cursor are no longer all on the chain: go back to the common
+    ancestor (the highest remembered block still on it) and take back what left the chain."""
+    ancestor: tuple[int, str] | None = None
+    for number, block_hash in sorted(cursor.checkpoints, reverse=True):
+        if number <= head and _block_hash(w3, number) == block_hash:
+            ancestor = (number, block_hash)
+            break
+    if ancestor is None:
+        # Deeper than remembered (or a cursor from before checkpoints): from where a new
+        # deployment would start, never above the cursor. Every deposit above is checked.
+        number = min(_start_block(w3, head), cursor.block_number + 1) - 1
+        ancestor = (number, _block_hash(w3, number) if 0 <= number <= head else "")
+    result.reorg_detected = True
+    result.rewound_to = ancestor[0]
+    logger.error(
+        "deposit watcher: the chain was reorganised below the read blocks (cursor %s %s, head %s); "
+        "rewinding to block %s and reversing deposits whose blocks left the chain",
+        cursor.block_number,
+        cursor.block_hash or "-",
+        head,
+        ancestor[0],
+    )
+    canonical: dict[int, str | None] = {}
+    for deposit in Deposit.objects.filter(block_number__gt=ancestor[0]).exclude(state=Deposit.State.REORGED):
+        n = deposit.block_number
+        if n not in canonical:
+            canonical[n] = _block_hash(w3, n) if n <= head else None
+        if canonical[n] == deposit.block_hash:
+            continue  # its block is still on the chain
+        deposit_orphan(deposit_id=deposit.id)
+        result.orphaned += 1
+    _cursor_move(
+        cursor,
+        block_number=ancestor[0],
+        block_hash=ancestor[1],
+        checkpoints=[c for c in cursor.checkpoints if c[0] <= ancestor[0]],
+    )
 
 
 def deposits_scan(*, max_ranges: int | None = None) -> ScanResult:
@@ -129,56 +297,79 @@ def deposits_scan(*, max_ranges: int | None = None) -> ScanResult:
 
 def _scan(w3: Web3, max_ranges: int) -> ScanResult:
     result = ScanResult()
-    cursor = _cursor(w3)
     head = w3.eth.block_number
-    safe = head - settings.DEPOSIT_CONFIRMATIONS
-    if cursor.block_hash and cursor.block_number >= 0:
-        current = "0x" + bytes(w3.eth.get_block(cursor.block_number)["hash"]).hex().removeprefix("0x")
-        if current != cursor.block_hash:
-            result.reorg_detected = True
-            logger.error(
-                "deposit watcher: block %s changed hash (%s -> %s) below the confirmation depth %s; "
-                "credited deposits of that block need review",
-                cursor.block_number,
-                cursor.block_hash,
-                current,
-                settings.DEPOSIT_CONFIRMATIONS,
-            )
+    genesis = _block_hash(w3, 0)
+    cursor = _cursor(w3, head)
+    if cursor.genesis_hash and cursor.genesis_hash != genesis:
+        _chain_reset(w3, cursor, genesis, head, result)
+    elif not cursor.genesis_hash:
+        _cursor_move(cursor, genesis_hash=genesis)
+    # Only a cursor that read its block can have been reorganised (a new one may wait for a
+    # DEPOSIT_START_BLOCK above the head).
+    if (
+        cursor.block_hash
+        and cursor.block_number >= 0
+        and (cursor.block_number > head or _block_hash(w3, cursor.block_number) != cursor.block_hash)
+    ):
+        _rewind(w3, cursor, head, result)
+    confirmed = _confirmed_head(w3, head)
     frm = cursor.block_number + 1
     result.from_block = frm
     ranges = 0
-    while frm <= safe and ranges < max_ranges:
-        to = min(frm + settings.DEPOSIT_BLOCK_RANGE - 1, safe)
-        logs = _logs(w3, frm, to)  # an RPC error propagates: the cursor stays before `frm`
-        seen: set[tuple[str, int]] = set()
-        with transaction.atomic():
-            for log in logs:
-                if _is_x402_sale(w3, log):
+    try:
+        while frm <= confirmed and ranges < max_ranges:
+            to = min(frm + settings.DEPOSIT_BLOCK_RANGE - 1, confirmed)
+            _read_range(w3, cursor, frm, to, result)
+            result.to_block = to
+            frm = to + 1
+            ranges += 1
+        unconfirmed_from = max(confirmed + 1, cursor.block_number + 1)
+        if unconfirmed_from <= head:
+            # Not yet confirmed: shown to the account as pending, never credited here.
+            receipts = _Receipts(w3)
+            for log in _logs(w3, unconfirmed_from, head):
+                receipt = receipts.of(log)
+                if _is_x402_sale(receipt):
                     continue
-                deposit = _record(log, Deposit.State.PENDING)
-                seen.add((deposit.tx_hash, deposit.log_index))
-                result.recorded += 1
-                if deposit_settle(deposit_id=deposit.id).state == Deposit.State.CREDITED:
-                    result.credited += 1
-            # Pending rows of these blocks that the confirmed read did not return were
-            # reorganised away.
-            for stale in Deposit.objects.filter(state=Deposit.State.PENDING, block_number__range=(frm, to)):
-                if (stale.tx_hash, stale.log_index) not in seen:
-                    logger.warning(
-                        "deposit watcher: pending deposit %s:%s vanished", stale.tx_hash, stale.log_index
-                    )
-                    stale.delete()
-            block_hash = "0x" + bytes(w3.eth.get_block(to)["hash"]).hex().removeprefix("0x")
-            ChainCursor.objects.filter(name=CURSOR_NAME).update(block_number=to, block_hash=block_hash)
-        result.to_block = to
-        frm = to + 1
-        ranges += 1
-    if safe < head:
-        # Not yet confirmed: shown to the account as pending, never credited here.
-        for log in _logs(w3, max(safe + 1, cursor.block_number + 1), head):
-            if _is_x402_sale(w3, log):
-                continue
-            deposit = _record(log, Deposit.State.PENDING)
-            if deposit is not None and deposit.state == Deposit.State.PENDING:
-                result.pending += 1
+                if _record(log, receipt, Deposit.State.PENDING).state == Deposit.State.PENDING:
+                    result.pending += 1
+    except ChainMoved as exc:
+        # Read while the chain changed: the next scan starts from the last committed range
+        # and finds the reorganisation at its cursor if it went that deep.
+        result.reorg_detected = True
+        logger.warning("deposit watcher: the chain moved during the scan (%s); reading again next scan", exc)
     return result
+
+
+def _read_range(w3: Web3, cursor: ChainCursor, frm: int, to: int, result: ScanResult) -> None:
+    """Record and settle the deposits of blocks frm..to, then move the cursor, in one
+    transaction. The hash of `to` read before and after the logs brackets the read: if it
+    changed, or the range does not continue the cursor's block, nothing is kept."""
+    to_hash = _block_hash(w3, to)
+    if cursor.block_hash and _hex(w3.eth.get_block(frm)["parentHash"]) != cursor.block_hash:
+        raise ChainMoved(f"block {frm} does not follow the cursor's block {cursor.block_number}")
+    logs = _logs(w3, frm, to)  # an RPC error propagates: the cursor stays before `frm`
+    receipts = _Receipts(w3)
+    seen: set[int] = set()
+    with transaction.atomic():
+        for log in logs:
+            receipt = receipts.of(log)
+            if _is_x402_sale(receipt):
+                continue
+            deposit = _record(log, receipt, Deposit.State.PENDING)
+            seen.add(deposit.id)
+            result.recorded += 1
+            if deposit_settle(deposit_id=deposit.id).state == Deposit.State.CREDITED:
+                result.credited += 1
+        # Pending rows of these blocks that the confirmed read did not return were
+        # reorganised away before they confirmed: never credited, dropped.
+        for stale in Deposit.objects.filter(state=Deposit.State.PENDING, block_number__range=(frm, to)):
+            if stale.id not in seen:
+                logger.warning(
+                    "deposit watcher: pending deposit %s:%s vanished", stale.tx_hash, stale.log_index
+                )
+                stale.delete()
+        if _block_hash(w3, to) != to_hash:
+            raise ChainMoved(f"block {to} changed while it was read")
+        checkpoints = [*cursor.checkpoints, [to, to_hash]][-settings.DEPOSIT_CHECKPOINTS :]
+        _cursor_move(cursor, block_number=to, block_hash=to_hash, checkpoints=checkpoints)

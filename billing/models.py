@@ -118,6 +118,13 @@ class Account(models.Model):
     wallet_address = models.CharField(max_length=42, unique=True, help_text="lower-case 0x address")
     credit_balance_atomic = models.BigIntegerField(default=0)
     is_active = models.BooleanField(default=True)
+    # Set when the wallet signed one of our challenges. Deposits are credited only to a
+    # verified account: anyone can name a wallet, only its owner can sign for it. Accounts
+    # registered before proofs were required stay null until their owner signs.
+    ownership_verified_at = models.DateTimeField(null=True, blank=True)
+    # What a reorganisation took back that the balance no longer held (it was spent): the
+    # account is held (is_active false) until staff settle it.
+    reorg_shortfall_atomic = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -134,6 +141,10 @@ class Account(models.Model):
     @property
     def credit_balance_usdc(self) -> float:
         return usdc_from_atomic(self.credit_balance_atomic)
+
+    @property
+    def ownership_verified(self) -> bool:
+        return self.ownership_verified_at is not None
 
 
 class ApiKey(models.Model):
@@ -154,9 +165,12 @@ class ApiKey(models.Model):
 
 
 class OwnershipChallenge(models.Model):
-    """A message the service issued for a wallet to sign (EIP-191), to prove ownership."""
+    """A message the service issued for a wallet to sign (EIP-191, or EIP-1271 for a contract
+    wallet), to prove ownership. The client returns its nonce with the signature: the proof is
+    checked against that one challenge, which no number of newer challenges can displace."""
 
     wallet_address = models.CharField(max_length=42, db_index=True)
+    nonce = models.CharField(max_length=64, unique=True)
     message = models.TextField()
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
@@ -167,11 +181,15 @@ class OwnershipChallenge(models.Model):
 
 
 class ChainCursor(models.Model):
-    """How far the deposit watcher has read: every confirmed block up to block_number."""
+    """How far the deposit watcher has read: every confirmed block up to block_number, on the
+    chain whose block 0 is genesis_hash. checkpoints: [number, hash] of recently read blocks,
+    to find the common ancestor after a reorganisation."""
 
     name = models.CharField(max_length=64, primary_key=True)
     block_number = models.BigIntegerField()
     block_hash = models.CharField(max_length=66, blank=True)
+    genesis_hash = models.CharField(max_length=66, blank=True)
+    checkpoints = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -183,10 +201,14 @@ class Deposit(models.Model):
         PENDING = "pending_confirmations", "pending confirmations"
         CREDITED = "credited", "credited"
         BELOW_MINIMUM = "below_minimum", "below minimum (not credited)"
-        UNMATCHED = "unmatched", "no account yet (credited on registration)"
+        UNMATCHED = "unmatched", "no verified account yet (credited when the wallet proves ownership)"
+        REORGED = "reorged", "orphaned by a chain reorganisation (credit reversed)"
 
     tx_hash = models.CharField(max_length=66)
-    log_index = models.PositiveIntegerField()
+    log_index = models.PositiveIntegerField(help_text="the log's index in its block (changes if re-included)")
+    # The log's position inside its transaction: with tx_hash, the deposit's identity, the same
+    # whichever block includes the transaction. Null for rows recorded before it was kept.
+    tx_log_index = models.PositiveIntegerField(null=True, blank=True)
     block_number = models.BigIntegerField(db_index=True)
     block_hash = models.CharField(max_length=66)
     from_address = models.CharField(max_length=42, db_index=True)
@@ -202,7 +224,13 @@ class Deposit(models.Model):
     class Meta:
         ordering = ["-block_number", "-log_index"]
         constraints = [
-            models.UniqueConstraint(fields=["tx_hash", "log_index"], name="deposit_log_recorded_once")
+            # A transfer is one deposit wherever it lands; a row orphaned by a reorganisation
+            # (its credit reversed) no longer holds the key, so a re-inclusion is a new row.
+            models.UniqueConstraint(
+                fields=["tx_hash", "tx_log_index"],
+                condition=~models.Q(state="reorged"),
+                name="deposit_transfer_recorded_once",
+            )
         ]
 
     def __str__(self) -> str:
@@ -222,6 +250,7 @@ class LedgerEntry(models.Model):
         SKU_CALL = "sku_call", "SKU call"
         REFUND = "refund", "refund"
         ADJUSTMENT = "adjustment", "staff adjustment"
+        REORG_REVERSAL = "reorg_reversal", "reversal of a deposit orphaned by a reorg"
 
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="ledger")
     amount_atomic = models.BigIntegerField(help_text="signed: credits positive, debits negative")

@@ -1,36 +1,62 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
+from django.conf import settings
 
 from billing.deposits import deposits_scan
 
 logger = logging.getLogger(__name__)
 
+FAILURE_LOG_EVERY_SECONDS = 60.0
+_last_failure: dict[str, float | str] = {}
 
-@shared_task(bind=True, ignore_result=True, max_retries=5)
-def scan_deposits(self) -> None:
-    """Scheduled by beat. An RPC failure retries with exponential backoff; the cursor never
-    moves past blocks that were not read."""
+
+@shared_task(ignore_result=True)
+def scan_deposits() -> None:
+    """Scheduled by beat every DEPOSIT_POLL_SECONDS. A failed scan is not retried here: the
+    next beat is the retry (retries of our own would overlap with it, queue up while the RPC
+    is down and flood the log), and the cursor never moves past blocks that were not read.
+    A failure is logged when it first happens, when it changes, and at most once a minute."""
     try:
         result = deposits_scan()
     except Exception as exc:  # RPC down, timeout, bad answer
-        logger.warning("deposit scan failed: %s", exc)
-        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
-    if result.credited or result.reorg_detected:
-        logger.info("deposit scan %s..%s: %s credited", result.from_block, result.to_block, result.credited)
+        text = f"{type(exc).__name__}: {exc}"
+        now = time.monotonic()
+        if (
+            text != _last_failure.get("text")
+            or now - float(_last_failure.get("at", 0.0)) >= FAILURE_LOG_EVERY_SECONDS
+        ):
+            logger.warning(
+                "deposit scan failed (the next runs in %ss): %s", settings.DEPOSIT_POLL_SECONDS, text
+            )
+            _last_failure.update(text=text, at=now)
+        return
+    if _last_failure:
+        logger.info("deposit scan works again")
+        _last_failure.clear()
+    if result.credited or result.reorg_detected or result.chain_reset:
+        logger.info(
+            "deposit scan %s..%s: %s credited, %s orphaned",
+            result.from_block,
+            result.to_block,
+            result.credited,
+            result.orphaned,
+        )
 
 
 @shared_task(ignore_result=True)
 def reconcile_payments() -> None:
-    """Scheduled by beat; an RPC failure waits for the next beat (the rows stay as they are)."""
+    """Scheduled by beat; a failure waits for the next beat (the rows stay as they are)."""
     from billing.reconcile import payments_reconcile
+    from catalog.ratelog import log_throttled
 
     try:
         result = payments_reconcile()
-    except Exception as exc:  # RPC down, timeout, bad answer
-        logger.warning("payment reconcile failed: %s", exc)
+    except Exception:  # RPC down, timeout, bad answer
+        log_throttled(logger, "payment-reconcile", "payment reconcile failed; the next beat retries")
         return
     if result.settled or result.released or result.failed:
         logger.info(

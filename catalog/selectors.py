@@ -170,7 +170,12 @@ def topup_steps(base: str, billing: BillingSettings) -> list[s.TopupStepOut]:
             url=absolute(base, "/api/a2a/account/register"),
             body_example={"wallet_address": "0xYourWalletAddress"},
             response_fields=["api_key", "wallet_address", "credit_balance_usdc", "treasury_address"],
-            note="The api_key is shown once; store it.",
+            note=(
+                "Every registration proves you own the wallet: this POST answers 401 ownership_proof_required "
+                "with a challenge (message, nonce); sign message with the wallet (EIP-191 personal_sign; "
+                "contract wallets: EIP-1271) and POST again with wallet_address, nonce and signature. "
+                "The api_key is shown once; store it."
+            ),
         ),
         s.TopupStepOut(
             step=2,

@@ -15,10 +15,11 @@ from werkzeug.test import Client
 from a2a_service.wsgi import application
 from billing.api import credit_fastpath
 from billing.api.credit_fastpath import fast_routes
-from billing.credits import account_register, api_key_issue, credit_add, ledger_audit
+from billing.credits import api_key_issue, credit_add, ledger_audit
 from billing.models import Account, ApiKey, BillingSettings, LedgerEntry
 from catalog.api.schemas import ChargeUnconfirmedOut, RateLimitedOut
 from catalog.models import Sku
+from tests.wallets import register_wallet
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 STATUS = "/api/a2a/x402/payments/dual-rail-status"
@@ -51,7 +52,7 @@ def django_calls(monkeypatch) -> list[str]:
 
 
 def funded(usdc: float, wallet_digit: str = "4") -> tuple[str, Account]:
-    reg = account_register(wallet_address="0x" + wallet_digit * 40)
+    reg = register_wallet()
     if usdc:
         credit_add(
             account_id=reg.account.id, amount_atomic=int(usdc * 10**6), kind="adjustment", reason="test"

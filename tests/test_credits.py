@@ -6,18 +6,19 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from eth_account import Account as EthAccount
-from eth_account.messages import encode_defunct
 
 from billing.credits import credit_add, ledger_audit
 from billing.models import Account, ApiKey, BillingSettings, LedgerEntry
 from catalog.models import NewsItem, TelemetryNode
+from tests.wallets import register_over_http, sign
 
 pytestmark = pytest.mark.django_db
 WALLET = EthAccount.create()
 
 
-def register(api, wallet: str = WALLET.address, **extra):
-    return api.post("/api/a2a/account/register", {"wallet_address": wallet, **extra}, format="json")
+def register(api, wallet=WALLET):
+    """The agent's round trip: 401 with a challenge, sign it, register."""
+    return register_over_http(api, wallet)
 
 
 def funded(api, usdc: str) -> tuple[str, Account]:
@@ -41,32 +42,50 @@ def test_register_returns_a_key_once_and_stores_only_its_hash(api, settings):
     assert body["credit_balance_usdc"] == 0 and body["treasury_address"] == settings.TREASURY_ADDRESS
     stored = ApiKey.objects.get()
     assert body["api_key"] not in (stored.key_hash, stored.prefix) and len(stored.key_hash) == 64
-    assert api.get("/api/a2a/account", HTTP_X_API_KEY=body["api_key"]).status_code == 200
+    assert api.get("/api/a2a/account", HTTP_X_API_KEY=body["api_key"]).json()["ownership_verified"] is True
 
 
-def test_malformed_wallet_is_422_and_a_second_registration_is_409(api):
-    resp = register(api, wallet="0x12")
+def test_malformed_wallet_is_422_and_a_registration_without_proof_is_401_with_a_challenge(api):
+    # Changed with the ownership fix: an unsigned registration used to create the account (201)
+    # and a second one answered 409; now every registration proves ownership first.
+    resp = api.post("/api/a2a/account/register", {"wallet_address": "0x12"}, format="json")
     assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["body", "wallet_address"]
+    unsigned = api.post("/api/a2a/account/register", {"wallet_address": WALLET.address}, format="json")
+    body = unsigned.json()
+    assert unsigned.status_code == 401 and body["code"] == "ownership_proof_required"
+    assert body["nonce"] in body["message"] and WALLET.address.lower() in body["message"]
+    assert body["message_endpoint"] == "/api/a2a/account/register/message" and body["expires_at"]
+    assert not Account.objects.exists()
     assert register(api).status_code == 201
-    conflict = register(api)
-    assert conflict.status_code == 409 and conflict.json()["message_endpoint"]
+    again = register(api)
+    assert again.status_code == 200 and again.json()["rotated"] is True and Account.objects.count() == 1
 
 
-def test_a_signature_over_the_issued_message_rotates_the_key(api):
+def test_a_signature_over_the_issued_message_rotates_the_key(api, chain, settings):
+    settings.CHAIN_RPC_URL = chain.url  # a stranger's signature: the chain says the wallet is no contract
     old = register(api).json()["api_key"]
-    message = api.get("/api/a2a/account/register/message", {"wallet_address": WALLET.address}).json()[
-        "message"
-    ]
-    stranger = EthAccount.create().sign_message(encode_defunct(text=message)).signature.hex()
-    assert register(api, signature="0x" + stranger.removeprefix("0x")).status_code == 409
-    signature = WALLET.sign_message(encode_defunct(text=message)).signature.hex()
-    rotated = register(api, signature="0x" + signature.removeprefix("0x"))
+    challenge = api.get("/api/a2a/account/register/message", {"wallet_address": WALLET.address}).json()
+    stranger = sign(EthAccount.create(), challenge["message"])
+    refused = api.post(
+        "/api/a2a/account/register",
+        {"wallet_address": WALLET.address, "nonce": challenge["nonce"], "signature": stranger},
+        format="json",
+    )
+    assert refused.status_code == 401 and refused.json()["code"] == "ownership_not_proven"
+    # A refused try used the challenge up: the owner asks for a fresh one.
+    challenge = api.get("/api/a2a/account/register/message", {"wallet_address": WALLET.address}).json()
+    proof = {
+        "wallet_address": WALLET.address,
+        "nonce": challenge["nonce"],
+        "signature": sign(WALLET, challenge["message"]),
+    }
+    rotated = api.post("/api/a2a/account/register", proof, format="json")
     assert rotated.status_code == 200 and rotated.json()["rotated"] is True
     new = rotated.json()["api_key"]
     assert api.get("/api/a2a/account", HTTP_X_API_KEY=old).status_code == 401
     assert api.get("/api/a2a/account", HTTP_X_API_KEY=new).status_code == 200
-    again = register(api, signature="0x" + signature.removeprefix("0x"))  # a message is used once
-    assert again.status_code == 409
+    again = api.post("/api/a2a/account/register", proof, format="json")  # a challenge proves once
+    assert again.status_code == 401 and again.json()["code"] == "ownership_not_proven"
 
 
 def test_401_says_how_to_register(api):

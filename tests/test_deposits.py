@@ -10,9 +10,10 @@ import pytest
 from django.db import connections
 
 from billing.chain.localchain import dev_account, usdc_mint
-from billing.credits import account_register, ledger_audit
+from billing.credits import ledger_audit
 from billing.deposits import CURSOR_NAME, _scan, chain, deposits_scan
 from billing.models import Account, ChainCursor, Deposit, LedgerEntry
+from tests.wallets import register_wallet
 
 USDC = 10**6
 
@@ -23,6 +24,7 @@ def watcher(chain, settings):
     snapshot = chain.w3.provider.make_request("evm_snapshot", [])["result"]
     settings.CHAIN_RPC_URL = chain.url
     settings.DEPOSIT_CONFIRMATIONS = 2
+    settings.DEPOSIT_FINALITY_TAG = ""  # anvil's "safe" is 32 blocks back; tested on its own below
     settings.DEPOSIT_START_BLOCK = chain.w3.eth.block_number + 1
     yield chain
     chain.w3.provider.make_request("evm_revert", [snapshot])
@@ -48,7 +50,7 @@ def balance(index: int) -> int:
 
 @pytest.mark.django_db
 def test_a_deposit_is_pending_until_confirmed_then_credited_with_the_bonus(watcher, api):
-    key = account_register(wallet_address=dev_account(3).address).api_key
+    key = register_wallet(dev_account(3)).api_key
     send(watcher, 3, 5 * USDC)
     deposits_scan()
     assert Deposit.objects.get().state == Deposit.State.PENDING and balance(3) == 0
@@ -66,7 +68,7 @@ def test_a_deposit_is_pending_until_confirmed_then_credited_with_the_bonus(watch
 
 @pytest.mark.django_db
 def test_below_the_minimum_is_recorded_and_not_credited(watcher):
-    account_register(wallet_address=dev_account(3).address)
+    register_wallet(dev_account(3))
     send(watcher, 3, 5_000)  # 0.005 USDC
     send(watcher, 3, 10_000)  # exactly the minimum
     mine(watcher, 2)
@@ -81,13 +83,13 @@ def test_a_deposit_before_registration_is_credited_on_registration(watcher):
     mine(watcher, 2)
     deposits_scan()
     assert Deposit.objects.get().state == Deposit.State.UNMATCHED
-    reg = account_register(wallet_address=dev_account(4).address)
+    reg = register_wallet(dev_account(4))
     assert reg.account.credit_balance_atomic == 1 * USDC and Deposit.objects.get().state == "credited"
 
 
 @pytest.mark.django_db
 def test_scanning_again_from_an_old_cursor_credits_nothing_twice(watcher):
-    account_register(wallet_address=dev_account(3).address)
+    register_wallet(dev_account(3))
     send(watcher, 3, 2 * USDC)
     mine(watcher, 2)
     deposits_scan()
@@ -102,7 +104,7 @@ def test_an_rpc_failure_mid_scan_keeps_the_cursor_on_the_last_block_read(watcher
     import billing.deposits as deposits
 
     settings.DEPOSIT_BLOCK_RANGE = 1
-    account_register(wallet_address=dev_account(3).address)
+    register_wallet(dev_account(3))
     send(watcher, 3, 1 * USDC)
     send(watcher, 3, 2 * USDC)
     mine(watcher, 2)
@@ -132,8 +134,12 @@ def test_a_changed_block_hash_below_the_confirmations_is_detected_and_logged(wat
     deposits_scan()
     ChainCursor.objects.filter(name=CURSOR_NAME).update(block_hash="0x" + "ab" * 32)
     with caplog.at_level(logging.ERROR, logger="billing.deposits"):
-        assert deposits_scan().reorg_detected is True
-    assert "changed hash" in caplog.text
+        result = deposits_scan()
+    # Now it also rewinds (to the highest remembered block still on the chain: here the
+    # cursor's own block, whose real hash the checkpoints kept) instead of only logging.
+    assert result.reorg_detected is True and "reorganised" in caplog.text
+    cursor = ChainCursor.objects.get(name=CURSOR_NAME)
+    assert cursor.block_hash == "0x" + bytes(watcher.w3.eth.get_block(cursor.block_number)["hash"]).hex()
 
 
 @pytest.mark.django_db
@@ -155,7 +161,7 @@ def test_overlapping_scans_credit_each_deposit_once(watcher):
     from catalog.services import catalog_seed
 
     catalog_seed()
-    account_register(wallet_address=dev_account(3).address)
+    register_wallet(dev_account(3))
     for amount in (1, 2, 3):
         send(watcher, 3, amount * USDC)
     mine(watcher, 2)
@@ -196,7 +202,7 @@ def test_an_x402_settlement_to_the_treasury_is_a_sale_not_a_deposit(watcher, set
 
     catalog_seed()
     payer = dev_account(3)
-    account_register(wallet_address=payer.address)
+    register_wallet(payer)
     usdc_mint(watcher.w3, usdc_address=watcher.token.address, to=payer.address, amount_atomic=USDC)
     nonce = "0x" + secrets.token_hex(32)
     auth = ExactEIP3009Authorization(
@@ -239,23 +245,41 @@ def test_an_x402_settlement_to_the_treasury_is_a_sale_not_a_deposit(watcher, set
 
 
 @pytest.mark.django_db
-def test_the_scan_task_backs_off_and_retries_on_an_rpc_error(monkeypatch):
-    from celery.exceptions import Retry
-
+def test_the_scan_task_does_not_retry_on_its_own_and_logs_a_failure_once(monkeypatch, caplog):
+    """Changed with finding 10: the task used to retry itself with backoff, on top of beat's
+    next run, so retries piled up while the RPC was down. Beat's schedule is the retry now."""
     import billing.tasks as tasks
 
+    calls: list[int] = []
+
     def down():
+        calls.append(1)
         raise ConnectionError("RPC unreachable")
 
     monkeypatch.setattr(tasks, "deposits_scan", down)
-    retries: list[dict] = []
-
-    def fake_retry(*, exc, countdown):
-        retries.append({"exc": exc, "countdown": countdown})
-        raise Retry(exc=exc, when=countdown)
-
-    monkeypatch.setattr(tasks.scan_deposits, "retry", fake_retry)
-    with pytest.raises(Retry):
-        tasks.scan_deposits.run()
-    assert retries[0]["countdown"] == 1 and isinstance(retries[0]["exc"], ConnectionError)
+    monkeypatch.setattr(tasks.scan_deposits, "retry", lambda **kw: pytest.fail("the task retried itself"))
+    tasks._last_failure.clear()
+    with caplog.at_level(logging.WARNING, logger="billing.tasks"):
+        for _ in range(5):  # five beats while the RPC is down
+            tasks.scan_deposits.run()
+    assert len(calls) == 5
+    assert caplog.text.count("deposit scan failed") == 1 and "RPC unreachable" in caplog.text
     assert not ChainCursor.objects.exists()  # nothing was read, nothing moved
+
+
+@pytest.mark.django_db
+def test_a_deposit_recorded_before_positions_were_kept_is_not_credited_again(watcher, settings):
+    """Rows from before migration 0004 have no position in their transaction: reading their
+    blocks again adopts them instead of recording (and crediting) the transfer a second time."""
+    register_wallet(dev_account(3))
+    send(watcher, 3, 2 * USDC)
+    mine(watcher, 2)
+    deposits_scan()
+    Deposit.objects.update(tx_log_index=None)  # as the migration leaves old rows
+    ChainCursor.objects.filter(name=CURSOR_NAME).update(
+        block_number=settings.DEPOSIT_START_BLOCK - 1, block_hash="", checkpoints=[]
+    )
+    deposits_scan()
+    deposit = Deposit.objects.get()
+    assert deposit.tx_log_index == 0 and deposit.state == "credited"
+    assert LedgerEntry.objects.count() == 1 and balance(3) == 2 * USDC and ledger_audit() == []

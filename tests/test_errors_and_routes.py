@@ -222,9 +222,9 @@ def test_requests_counted_while_a_flush_is_in_flight_still_count(settings, monke
 def test_ids_too_large_for_the_database_are_422_or_404_not_500(api):
     huge = "9" * 30
     assert api.get("/api/a2a/x402/news/unlock", {"news_id": huge}).status_code == 422
-    from billing.credits import account_register
+    from tests.wallets import register_wallet
 
-    key = account_register(wallet_address="0x" + "3" * 40).api_key
+    key = register_wallet().api_key
     assert api.post(f"/api/a2a/news/{huge}/unlock", HTTP_X_API_KEY=key).status_code == 422
     assert api.delete(f"/api/a2a/account/webhooks/{huge}", HTTP_X_API_KEY=key).status_code == 404
     bad_host = api.post(

@@ -80,12 +80,13 @@ def test_redis_counters_flush_into_rows_without_losing_hits(settings):
 def test_100_concurrent_debits_against_a_balance_for_10_never_go_negative():
     from concurrent.futures import ThreadPoolExecutor
 
-    from billing.credits import InsufficientCredit, account_register, credit_add, credit_debit, ledger_audit
+    from billing.credits import InsufficientCredit, credit_add, credit_debit, ledger_audit
     from billing.models import Account, LedgerEntry
     from catalog.services import catalog_seed
+    from tests.wallets import register_wallet
 
     catalog_seed()
-    account = account_register(wallet_address="0x" + "7" * 40).account
+    account = register_wallet().account
     credit_add(
         account_id=account.id, amount_atomic=10 * 40_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
     )

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from billing.credits import account_register
+from tests.wallets import register_wallet
 from webhooks import services
 from webhooks.models import PushEntitlement, WebhookDelivery, WebhookSubscription
 from webhooks.services import deliveries_sweep, delivery_attempt, delivery_replay, event_publish
@@ -81,7 +81,7 @@ def queued(monkeypatch):
 
 
 def subscribe(api, receiver, events=("copy_signal",), pack: bool = True) -> tuple[str, dict]:
-    reg = account_register(wallet_address="0x" + "9" * 40)
+    reg = register_wallet()
     key = reg.api_key
     if pack:  # a signal desk pack covers the account's events
         PushEntitlement.objects.create(account=reg.account, expires_at=timezone.now() + timedelta(days=30))
@@ -111,7 +111,7 @@ def test_register_list_delete_and_the_secret_shown_once(api, receiver):
     assert sub["secret"].startswith("whsec_") and sub["events"] == ["copy_signal"]
     listed = api.get("/api/a2a/account/webhooks", HTTP_X_API_KEY=key).json()["subscriptions"]
     assert [s["id"] for s in listed] == [sub["id"]] and "secret" not in listed[0]
-    other = account_register(wallet_address="0x" + "8" * 40).api_key
+    other = register_wallet().api_key
     assert api.delete(f"/api/a2a/account/webhooks/{sub['id']}", HTTP_X_API_KEY=other).status_code == 404
     assert api.delete(f"/api/a2a/account/webhooks/{sub['id']}", HTTP_X_API_KEY=key).status_code == 204
     assert (
@@ -125,7 +125,7 @@ def test_register_list_delete_and_the_secret_shown_once(api, receiver):
 
 
 def test_private_targets_are_refused_unless_allowed(api, settings):
-    key = account_register(wallet_address="0x" + "9" * 40).api_key
+    key = register_wallet().api_key
     for url in (
         "http://127.0.0.1:9/x",
         "http://10.0.0.5/x",
@@ -285,7 +285,7 @@ def test_the_events_catalog_documents_every_kind(api):
 def test_a_signal_desk_pack_bought_with_credits_turns_push_on(api):
     from billing.credits import credit_add
 
-    reg = account_register(wallet_address="0x" + "6" * 40)
+    reg = register_wallet()
     credit_add(account_id=reg.account.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
     resp = api.get("/api/a2a/x402/webhooks/signal-desk-pack", HTTP_X_API_KEY=reg.api_key)
     assert resp.status_code == 200 and resp["X-Credit-Charged"] == "0.29"

@@ -15,8 +15,8 @@ import pytest
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from billing.credits import account_register
 from tests.conftest import start_celery_worker
+from tests.wallets import register_wallet
 from webhooks.models import DeliveryAttempt, PushEntitlement, WebhookDelivery
 from webhooks.services import deliveries_sweep, event_publish, subscription_create
 
@@ -76,7 +76,7 @@ def setup(settings):
     catalog_seed()
     settings.WEBHOOK_DELIVERY_QUEUE = QUEUE
     settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
-    reg = account_register(wallet_address="0x" + "4" * 40)
+    reg = register_wallet()
     PushEntitlement.objects.create(account=reg.account, expires_at=timezone.now() + timedelta(days=1))
     return reg.account
 

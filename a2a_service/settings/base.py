@@ -212,6 +212,16 @@ DEPOSIT_BLOCK_RANGE = env.int("DEPOSIT_BLOCK_RANGE", default=500)
 DEPOSIT_MAX_RANGES_PER_SCAN = env.int("DEPOSIT_MAX_RANGES_PER_SCAN", default=20)
 DEPOSIT_LOCK_SECONDS = env.int("DEPOSIT_LOCK_SECONDS", default=120)
 DEPOSIT_START_BLOCK = env.int("DEPOSIT_START_BLOCK", default=None)
+# Deposits are credited up to the block the chain itself calls final enough under this tag
+# ("safe" or "finalized"), and never above head - DEPOSIT_CONFIRMATIONS; "" (or a chain
+# without the tag) uses the confirmations alone.
+DEPOSIT_FINALITY_TAG = env("DEPOSIT_FINALITY_TAG", default="safe")
+# How many recently read blocks the watcher remembers (number, hash) to find where a
+# reorganised chain forked from what it read.
+DEPOSIT_CHECKPOINTS = env.int("DEPOSIT_CHECKPOINTS", default=256)
+# Ownership challenges (messages to sign) a wallet may be issued per window: beyond it, 429.
+OWNERSHIP_CHALLENGES_PER_WALLET = env.int("OWNERSHIP_CHALLENGES_PER_WALLET", default=5)
+OWNERSHIP_CHALLENGE_WINDOW_SECONDS = env.int("OWNERSHIP_CHALLENGE_WINDOW_SECONDS", default=600)
 # A credit call's debit (with its ledger row) commits without waiting for PostgreSQL to
 # flush it to disk (synchronous_commit=off for that transaction only). A database crash can
 # then forget the debits of its last fraction of a second (at most 3x wal_writer_delay):

@@ -22,3 +22,6 @@ WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", defa
 ATTESTATION_PRIVATE_KEY = env(
     "ATTESTATION_PRIVATE_KEY", default="0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97"
 )
+# anvil's `safe` block trails its head by 32 blocks (32 s at a block a second): the local stack
+# credits after DEPOSIT_CONFIRMATIONS instead, so a demo deposit shows within seconds.
+DEPOSIT_FINALITY_TAG = env("DEPOSIT_FINALITY_TAG", default="")

@@ -10,50 +10,114 @@ from rest_framework.response import Response
 from billing.api.auth import api_key_account
 from billing.api.views import API_KEY_HEADER
 from billing.credits import (
+    ChallengeRateLimited,
+    OwnershipCheckUnavailable,
     OwnershipNotProven,
-    WalletAlreadyRegistered,
     account_register,
     ownership_challenge_issue,
 )
-from billing.models import BillingSettings, Deposit, LedgerEntry
+from billing.models import BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
 from catalog.api import schemas as s
 from catalog.api.bodies import A2aRegisterBody, EvmAddress
-from catalog.api.errors import Conflict
+from catalog.api.errors import ApiError, RequestValidationError, Unauthorized, rate_limited_body
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
 from catalog.api.views import ApiView, ok
 from catalog.formats import iso
 from catalog.money import usdc_from_atomic
+
+MESSAGE_ENDPOINT = "/api/a2a/account/register/message"
 
 
 class WalletQuery(QueryModel):
     wallet_address: EvmAddress
 
 
+class OwnershipProofRequired(Unauthorized):
+    code = "ownership_proof_required"
+
+
+class OwnershipProofFailed(Unauthorized):
+    code = "ownership_not_proven"
+
+
+class TooManyChallenges(ApiError):
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, wait_seconds: float):
+        body = rate_limited_body(wait_seconds)
+        super().__init__(body["detail"], extra={"retry_after": body["retry_after"]})
+        self.headers = {"Retry-After": str(body["retry_after"])}
+
+
+class ChainUnavailable(ApiError):
+    status_code = 503
+    code = "ownership_check_unavailable"
+
+
+def _challenge(wallet_address: str) -> OwnershipChallenge:
+    try:
+        return ownership_challenge_issue(wallet_address=wallet_address)
+    except ChallengeRateLimited as exc:
+        raise TooManyChallenges(exc.retry_after_seconds) from None
+
+
 class AccountRegisterView(ApiView):
     @extend_schema(
         tags=["accounts"],
-        summary="Register a wallet for prepaid credits (or rotate its key with a signature)",
-        description="201 with a new API key. A wallet that already has an account answers 409, unless the body "
-        "carries `signature`: the wallet's EIP-191 signature of the message from "
-        "GET /api/a2a/account/register/message, which rotates the key (200).",
+        summary="Register a wallet for prepaid credits, or get a new key, by signing a challenge",
+        description="Every registration proves the caller owns the wallet. POST {wallet_address} alone answers "
+        "401 `ownership_proof_required` with a fresh challenge (message, nonce, expires_at); sign `message` with "
+        "the wallet (EIP-191 personal_sign; a contract wallet is checked with EIP-1271) and POST "
+        "{wallet_address, nonce, signature}. A new wallet gets 201 with its API key; a wallet that already has an "
+        "account gets a new key (200, the old one is revoked), and its account is marked verified. Deposits are "
+        "credited only to a verified account: deposits sent before the proof are credited when it succeeds. "
+        "A challenge proves once and expires after 10 minutes; a wallet is issued a limited number per window "
+        "(429 with Retry-After).",
         operation_id="account_register",
         request=A2aRegisterBody,
-        responses={201: s.RegisterOut, 200: s.RegisterOut, 409: s.ErrorOut, 422: s.HTTPValidationError},
+        responses={
+            201: s.RegisterOut,
+            200: s.RegisterOut,
+            401: s.OwnershipProofRequiredOut,
+            422: s.HTTPValidationError,
+            429: s.RateLimitedOut,
+            503: s.ErrorOut,
+        },
     )
     def post(self, request: Request) -> Response:
         body = parse_body(request, A2aRegisterBody)
+        if not body.signature:
+            challenge = _challenge(body.wallet_address)
+            raise OwnershipProofRequired(
+                "sign `message` with this wallet (EIP-191 personal_sign) and POST it again with "
+                "`nonce` and `signature`",
+                extra={
+                    "wallet_address": challenge.wallet_address,
+                    "message": challenge.message,
+                    "nonce": challenge.nonce,
+                    "expires_at": iso(challenge.expires_at) or "",
+                    "message_endpoint": MESSAGE_ENDPOINT,
+                },
+            )
+        if not body.nonce:
+            raise RequestValidationError.single(
+                ["body", "nonce"], "the nonce of the signed challenge is required with `signature`", "missing"
+            )
         try:
-            reg = account_register(wallet_address=body.wallet_address, signature=body.signature)
-        except WalletAlreadyRegistered:
-            raise Conflict(
-                "this wallet already has an account; to get a new key, sign the message from "
-                "/api/a2a/account/register/message and send it as `signature`",
-                extra={"message_endpoint": "/api/a2a/account/register/message"},
-            ) from None
+            reg = account_register(
+                wallet_address=body.wallet_address, nonce=body.nonce, signature=body.signature
+            )
         except OwnershipNotProven:
-            raise Conflict(
-                "the signature does not prove ownership of this wallet (sign a fresh message)",
-                extra={"message_endpoint": "/api/a2a/account/register/message"},
+            raise OwnershipProofFailed(
+                "the signature does not prove ownership of this wallet for that challenge (unknown, used or "
+                "expired nonce, or another signer); get a fresh challenge and sign it",
+                extra={"wallet_address": body.wallet_address.lower(), "message_endpoint": MESSAGE_ENDPOINT},
+            ) from None
+        except OwnershipCheckUnavailable:
+            raise ChainUnavailable(
+                "the signature is not the wallet's own and the chain cannot be asked now whether it is a "
+                "contract wallet's (EIP-1271); try again with a fresh challenge"
             ) from None
         out = s.RegisterOut(
             api_key=reg.api_key,
@@ -68,18 +132,22 @@ class AccountRegisterView(ApiView):
 class OwnershipMessageView(ApiView):
     @extend_schema(
         tags=["accounts"],
-        summary="A message to sign with your wallet, to prove ownership and rotate your API key",
+        summary="A challenge to sign with your wallet, to register it or get a new API key",
+        description="Sign `message` (EIP-191 personal_sign) and POST {wallet_address, nonce, signature} to "
+        "/api/a2a/account/register. A limited number of challenges is issued per wallet and window: "
+        "429 with Retry-After beyond it.",
         operation_id="account_register_message",
         parameters=query_parameters(WalletQuery),
-        responses={200: s.OwnershipMessageOut, 422: s.HTTPValidationError},
+        responses={200: s.OwnershipMessageOut, 422: s.HTTPValidationError, 429: s.RateLimitedOut},
     )
     def get(self, request: Request) -> Response:
         query = parse_query(request, WalletQuery)
-        challenge = ownership_challenge_issue(wallet_address=query.wallet_address)
+        challenge = _challenge(query.wallet_address)
         return ok(
             s.OwnershipMessageOut(
                 wallet_address=challenge.wallet_address,
                 message=challenge.message,
+                nonce=challenge.nonce,
                 expires_at=iso(challenge.expires_at) or "",
             )
         )
@@ -101,6 +169,7 @@ class AccountView(ApiView):
             s.AccountOut(
                 wallet_address=account.wallet_address,
                 credit_balance_usdc=account.credit_balance_usdc,
+                ownership_verified=account.ownership_verified,
                 credit_billing_enabled=BillingSettings.load().credit_billing_enabled,
                 treasury_address=settings.TREASURY_ADDRESS,
                 deposits=[

@@ -11,8 +11,9 @@ from catalog.api.errors import Unauthorized
 REGISTER_HINT = {
     "register_endpoint": "/api/a2a/account/register",
     "header": "X-API-Key",
-    "instructions": 'POST /api/a2a/account/register with {"wallet_address": "0x..."} to get an API key, deposit '
-    "USDC to the treasury (see /api/a2a/account/topup-info), then send the key in the X-API-Key header.",
+    "instructions": 'POST /api/a2a/account/register with {"wallet_address": "0x..."}: it answers 401 with a '
+    "challenge; sign its message with the wallet and POST again with nonce and signature to get an API key. "
+    "Deposit USDC to the treasury (see /api/a2a/account/topup-info), then send the key in the X-API-Key header.",
 }
 
 

@@ -1,9 +1,6 @@
 # An Idempotency-Key is scoped to the call it was first sent with (method, path, parameters).
 # Rows written before this migration have no fingerprint: a retry with their key is refused
 # (422 idempotency_key_reused) rather than replayed, which can only be safer.
-#
-# Depends on 0003 on this branch; 0004_account_ownership_and_reorgs is written in parallel
-# and this dependency is re-pointed to it when the branches are merged.
 
 from django.db import migrations, models
 

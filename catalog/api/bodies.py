@@ -30,12 +30,22 @@ class Body(BaseModel):
 
 class A2aRegisterBody(Body):
     wallet_address: EvmAddress
+    nonce: Annotated[
+        str | None,
+        Field(
+            None,
+            pattern=r"^[0-9a-fA-F]{32}$",
+            description="the nonce of the challenge you signed (from GET /api/a2a/account/register/message, "
+            "or from the 401 answer to a POST without a signature)",
+        ),
+    ] = None
     signature: Annotated[
         str | None,
         Field(
             None,
-            pattern=r"^0x[0-9a-fA-F]{130}$",
-            description="EIP-191 signature of the service-issued message; proves wallet ownership and rotates the key",
+            pattern=r"^0x(?:[0-9a-fA-F]{2}){65,4096}$",
+            description="the wallet's EIP-191 (personal_sign) signature of the challenge message; a contract "
+            "wallet's signature is checked with EIP-1271 isValidSignature",
         ),
     ] = None
 

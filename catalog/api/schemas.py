@@ -914,9 +914,21 @@ class RegisterOut(Out):
 class OwnershipMessageOut(Out):
     wallet_address: str
     message: str = Field(
-        description="sign with the wallet (EIP-191 personal_sign), send as `signature` to register"
+        description="sign with the wallet (EIP-191 personal_sign); POST it to /api/a2a/account/register "
+        "as `signature` with this `nonce`"
     )
+    nonce: str = Field(description="send back with the signature; each challenge proves ownership once")
     expires_at: str
+
+
+class OwnershipProofRequiredOut(ErrorOut):
+    """401 to a registration without a valid proof: a fresh challenge to sign and retry with."""
+
+    wallet_address: str
+    message: str | None = Field(None, description="a fresh challenge to sign (absent when none was issued)")
+    nonce: str | None = None
+    expires_at: str | None = None
+    message_endpoint: str
 
 
 class DepositOut(Out):
@@ -925,7 +937,10 @@ class DepositOut(Out):
     block_number: int
     amount_usdc: float
     bonus_usdc: float
-    state: str = Field(description="pending_confirmations, credited, below_minimum or unmatched")
+    state: str = Field(
+        description="pending_confirmations, credited, below_minimum, unmatched (waits for the wallet to prove "
+        "ownership) or reorged (orphaned by a chain reorganisation; its credit was reversed)"
+    )
     seen_at: str
     credited_at: str | None
 
@@ -943,6 +958,10 @@ class LedgerRowOut(Out):
 class AccountOut(Out):
     wallet_address: str
     credit_balance_usdc: float
+    ownership_verified: bool = Field(
+        description="false: the wallet has not signed a challenge yet, and its deposits wait (unmatched) until "
+        "it does (POST /api/a2a/account/register with a signature)"
+    )
     credit_billing_enabled: bool
     treasury_address: str
     deposits: list[DepositOut]

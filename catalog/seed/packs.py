@@ -45,7 +45,9 @@ brief = session.get("{base_url}/api/a2a/x402/morning-brief").json()
 ```
 
 ## 3. Or prepay credits (no x402 wallet needed per call)
-1. `POST {base_url}/api/a2a/account/register` with `{"wallet_address": "0x..."}` →
+1. `POST {base_url}/api/a2a/account/register` with `{"wallet_address": "0x..."}` → `401`
+   with a challenge (`message`, `nonce`). Sign `message` with the wallet (EIP-191
+   personal_sign) and POST again with `wallet_address`, `nonce` and `signature` →
    `api_key` (shown once), `treasury_address`.
 2. Send at least 0.01 USDC from that wallet to `treasury_address` on Base. A deposit
    of the bundle size earns a bonus (see `GET {base_url}/api/a2a/account/topup-info`).
