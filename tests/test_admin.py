@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from catalog.models import EditorialPiece, Sku
+from tests.wallets import register_wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -132,9 +133,8 @@ def _staff(username: str, *perms: str):
 
 @pytest.fixture
 def customer():
-    from billing.credits import account_register
 
-    registration = account_register(wallet_address="0x" + "ab" * 20)
+    registration = register_wallet()
     return SimpleNamespace(account=registration.account, key=registration.api_key)
 
 

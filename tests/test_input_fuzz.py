@@ -14,10 +14,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from billing.credits import account_register, credit_add, ledger_audit
+from billing.credits import credit_add, ledger_audit
 from catalog.models import NewsItem, Sku, Teaser
 from sessions_app.services import session_create
 from tests.spec_operations import ADDED_OPERATIONS, SPEC_OPERATIONS
+from tests.wallets import register_wallet
 from webhooks.models import WebhookDelivery, WebhookSubscription
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +57,7 @@ def not_a_server_error(resp) -> bool:
 @pytest.fixture
 def world():
     """A funded account with a webhook subscription, a session, a news item."""
-    reg = account_register(wallet_address="0x" + "7" * 40)
+    reg = register_wallet()
     credit_add(account_id=reg.account.id, amount_atomic=10_000 * 10**6, kind="adjustment", reason="fuzz")
     sub = WebhookSubscription.objects.create(
         account=reg.account, url="https://example.com/hook", events=["test"], secret="whsec_x"
@@ -71,7 +72,7 @@ def world():
         "subscription_id": str(sub.id),
         "news_id": str(item.id),
         "token": session.token,
-        "wallet_address": "0x" + "7" * 40,
+        "wallet_address": reg.account.wallet_address,
     }
     headers = {"HTTP_X_API_KEY": reg.api_key, "HTTP_X_SESSION_TOKEN": session.token}
     return defaults, headers

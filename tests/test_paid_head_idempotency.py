@@ -10,17 +10,18 @@ from django.utils import timezone
 from werkzeug.test import Client
 
 from a2a_service.wsgi import application
-from billing.credits import account_register, credit_add, ledger_audit
+from billing.credits import credit_add, ledger_audit
 from billing.models import Account, IdempotentCall, LedgerEntry, Payment
 from catalog.models import EditorialPiece, NewsItem, Sku
 from sessions_app.services import session_create
+from tests.wallets import register_wallet
 
 STATUS = "/api/a2a/x402/payments/dual-rail-status"  # 0.01 USDC, served by the credit fast path
 BRIEF = "/api/a2a/x402/morning-brief"
 
 
-def funded(usdc: float, wallet_digit: str = "3") -> tuple[str, Account]:
-    reg = account_register(wallet_address="0x" + wallet_digit * 40)
+def funded(usdc: float) -> tuple[str, Account]:
+    reg = register_wallet()
     credit_add(account_id=reg.account.id, amount_atomic=int(usdc * 10**6), kind="adjustment", reason="test")
     return reg.api_key, reg.account
 

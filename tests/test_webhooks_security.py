@@ -20,10 +20,11 @@ import requests
 from django.utils import timezone
 
 import catalog.http
-from billing.credits import account_register, credit_add, ledger_audit
+from billing.credits import credit_add, ledger_audit
 from billing.models import Account, LedgerEntry
 from catalog.http import DeadlineExceeded, TargetRefused, address_public, outbound_request
 from tests.test_webhooks import Receiver, subscribe
+from tests.wallets import register_wallet
 from webhooks import services
 from webhooks.models import (
     DeliveryAttempt,
@@ -58,7 +59,7 @@ def queued(monkeypatch):
 
 def paying_account(balance: int) -> Account:
     """An account without a signal desk pack: every event is charged from its credits."""
-    account = account_register(wallet_address="0x" + "7" * 40).account
+    account = register_wallet().account
     credit_add(account_id=account.id, amount_atomic=balance, kind="adjustment", reason="test")
     return account
 
@@ -162,7 +163,7 @@ def test_a_receiver_that_drips_headers_is_cut_at_the_attempt_deadline(settings, 
     settings.WEBHOOK_ATTEMPT_DEADLINE_SECONDS = 1.5
     server = DrippingServer()
     try:
-        account = account_register(wallet_address="0x" + "5" * 40).account
+        account = register_wallet().account
         services.subscription_create(account=account, url=server.url, events=["test"])
         event_publish(kind="test", payload={"n": 1})
         delivery = WebhookDelivery.objects.get()
@@ -181,7 +182,7 @@ def test_a_receiver_that_drips_headers_is_cut_at_the_attempt_deadline(settings, 
 
 def test_a_claims_lease_outlasts_the_attempt_deadline(settings, queued):
     settings.WEBHOOK_ATTEMPT_DEADLINE_SECONDS = 10.0
-    account = account_register(wallet_address="0x" + "5" * 40).account
+    account = register_wallet().account
     services.subscription_create(account=account, url=f"http://{PUBLIC}/hook", events=["test"])
     event_publish(kind="test", payload={"n": 1})
     before = timezone.now()
@@ -239,7 +240,7 @@ def test_deliveries_over_the_per_subscription_cap_are_deferred_not_lost(
 ):
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = 1
     settings.WEBHOOK_DEFER_SECONDS = 5.0
-    account = account_register(wallet_address="0x" + "5" * 40).account
+    account = register_wallet().account
     PushEntitlement.objects.create(account=account, expires_at=timezone.now() + timedelta(days=1))
     receiver.secret = services.subscription_create(
         account=account, url=receiver.url, events=["copy_signal"]
@@ -298,7 +299,7 @@ def test_public_addresses_are_accepted(address):
 
 @pytest.mark.parametrize("address", REFUSED)
 def test_subscribing_to_cgnat_6to4_mapped_and_nat64_addresses_is_refused(api, address):
-    key = account_register(wallet_address="0x" + "9" * 40).api_key
+    key = register_wallet().api_key
     host = f"[{address}]" if ":" in address else address
     resp = api.post(
         "/api/a2a/account/webhooks/register",
@@ -312,7 +313,7 @@ def test_subscribing_to_cgnat_6to4_mapped_and_nat64_addresses_is_refused(api, ad
 
 def test_a_public_address_is_accepted_when_subscribing(api, monkeypatch):
     monkeypatch.setattr(catalog.http, "host_addresses", lambda host, port: [PUBLIC])
-    key = account_register(wallet_address="0x" + "9" * 40).api_key
+    key = register_wallet().api_key
     resp = api.post(
         "/api/a2a/account/webhooks/register",
         {"url": "http://hooks.example.com/in", "events": ["copy_signal"]},
@@ -329,7 +330,7 @@ def test_dns_rebinding_to_loopback_is_refused_at_delivery_and_recorded(api, monk
     answers = {"rebind.example.com": [PUBLIC]}
     monkeypatch.setattr(catalog.http, "host_addresses", lambda host, p: answers[host])
     try:
-        key = account_register(wallet_address="0x" + "9" * 40).api_key
+        key = register_wallet().api_key
         account = Account.objects.get()
         PushEntitlement.objects.create(account=account, expires_at=timezone.now() + timedelta(days=1))
         resp = api.post(
@@ -504,7 +505,7 @@ def test_a_deadline_also_bounds_a_resolver_that_hangs(monkeypatch):
 
 # --- 17. deleting a subscription gives back what its undelivered events were charged --------
 def test_deleting_a_subscription_refunds_its_charged_undelivered_deliveries(api, receiver, queued):
-    reg = account_register(wallet_address="0x" + "3" * 40)
+    reg = register_wallet()
     credit_add(account_id=reg.account.id, amount_atomic=100_000, kind="adjustment", reason="test")
     sub = services.subscription_create(account=reg.account, url=receiver.url, events=["copy_signal"])
     receiver.secret = sub.secret
