@@ -44,6 +44,39 @@ def api() -> APIClient:
     return APIClient()
 
 
+@pytest.fixture
+def receiver(settings):
+    """A webhook receiver on loopback (tests/test_webhooks.py Receiver), allowed as a target."""
+    from tests.test_webhooks import Receiver
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
+    r = Receiver()
+    yield r
+    r.close()
+
+
+_DB_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback"}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """After every test that touched the database, and before its data is rolled back: no
+    credit balance may differ from its ledger sum (the money rule every test keeps). A test
+    that builds a mismatch on purpose says so with @pytest.mark.ledger_unbalanced."""
+    outcome = yield
+    if outcome.excinfo is not None or item.get_closest_marker("ledger_unbalanced"):
+        return
+    if not (_DB_FIXTURES & set(item.fixturenames) or item.get_closest_marker("django_db")):
+        return
+    from billing.credits import ledger_audit
+
+    mismatches = ledger_audit()
+    if mismatches:
+        outcome.force_exception(
+            AssertionError(f"balances differ from their ledger sums (account, balance, sum): {mismatches}")
+        )
+
+
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
 

@@ -164,6 +164,7 @@ def test_an_idempotency_key_returns_the_first_answer_without_a_second_debit(api)
     assert LedgerEntry.objects.filter(kind="sku_call").count() == 1
 
 
+@pytest.mark.ledger_unbalanced
 def test_ledger_audit_command_finds_a_balance_that_left_its_ledger(api):
     _, account = funded(api, "2")
     call_command("ledger_audit")

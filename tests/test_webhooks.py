@@ -65,14 +65,6 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver(settings):
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True  # the receiver is on loopback
-    r = Receiver()
-    yield r
-    r.close()
-
-
-@pytest.fixture
 def queued(monkeypatch):
     """Deliveries the code queues; the tests run the task body themselves."""
     calls: list[int] = []

@@ -41,14 +41,6 @@ PUBLIC = "93.184.215.14"  # a public address (example.com's); nothing connects t
 
 
 @pytest.fixture
-def receiver(settings):
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True  # the receiver is on loopback
-    r = Receiver()
-    yield r
-    r.close()
-
-
-@pytest.fixture
 def queued(monkeypatch):
     calls: list[tuple[int, float]] = []
     monkeypatch.setattr(
@@ -123,11 +115,16 @@ class DrippingServer:
     def __init__(self, every: float = 0.3, limit: float = 20.0) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
+        self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/hook"
-        self.every, self.limit, self.connections = every, limit, 0
+        self.every, self.limit = every, limit
+        self.accepted: list[float] = []  # when each connection came (monotonic)
         threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def connections(self) -> int:
+        return len(self.accepted)
 
     def _serve(self) -> None:
         while True:
@@ -135,7 +132,7 @@ class DrippingServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.connections += 1
+            self.accepted.append(time.monotonic())
             threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
 
     def _drip(self, conn: socket.socket) -> None:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from tests.conftest import start_celery_worker
+from tests.test_webhooks_security import DrippingServer
 from tests.wallets import register_wallet
 from webhooks.models import DeliveryAttempt, PushEntitlement, WebhookDelivery
 from webhooks.services import deliveries_sweep, event_publish, subscription_create
@@ -118,48 +119,10 @@ def test_a_worker_killed_mid_delivery_loses_nothing(setup):
     assert len({i for i, _ in receiver.got}) == 1 and len(receiver.got) == 2  # at least once, same webhook-id
 
 
-class DrippingReceiver:
-    """Answers the status line, then a header line every 0.3 s for up to 20 s: each byte resets
-    the per-read timeout, so without an overall deadline one attempt holds a worker 20 s."""
-
-    def __init__(self) -> None:
-        import socket
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
-        self.accepted: list[float] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted.append(time.monotonic())
-            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
-
-    @staticmethod
-    def _drip(conn) -> None:
-        started = time.monotonic()
-        try:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\n")
-            while time.monotonic() - started < 20:
-                time.sleep(0.3)
-                conn.sendall(b"X-Drip: 1\r\n")
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-
 def test_a_dripping_receiver_holds_a_real_worker_only_until_the_attempt_deadline(setup, settings):
     """Three events to a receiver that drips headers: the one solo worker cuts each attempt at
     its 2 s deadline and goes on to the next, instead of being held 20 s by each."""
-    receiver = DrippingReceiver()
+    receiver = DrippingServer()
     subscription_create(account=setup, url=receiver.url, events=["copy_signal"])
     worker = start_worker()
     started = time.monotonic()
@@ -171,7 +134,7 @@ def test_a_dripping_receiver_holds_a_real_worker_only_until_the_attempt_deadline
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=20)
-        receiver.sock.close()
+        receiver.close()
     first_three = DeliveryAttempt.objects.order_by("attempted_at")[:3]
     assert all(a.error.startswith("DeadlineExceeded") and 1900 < a.latency_ms < 3500 for a in first_three)
     assert elapsed < 20  # one dripping attempt alone would have taken 20 s without the deadline

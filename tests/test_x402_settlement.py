@@ -123,20 +123,8 @@ def test_a_claim_left_by_a_dead_process_is_settled_or_released_from_the_chain(pa
     url = paid_stack.url + BRIEF
     old = timezone.now() - timedelta(seconds=settings.PAYMENT_CLAIM_STALE_SECONDS + 5)
 
-    def claim(header: str, **fields) -> Payment:
-        a = authorization(header)["authorization"]
-        payment = Payment.objects.create(
-            sku_id=_sku_id("morning_brief"),
-            resource=url,
-            payer=a["from"].lower(),
-            nonce=a["nonce"].lower(),
-            amount_atomic=int(a["value"]),
-            network="eip155:8453",
-            asset=settings.USDC_ADDRESS,
-            pay_to=settings.TREASURY_ADDRESS,
-            valid_before=int(a["validBefore"]),
-            **fields,
-        )
+    def claim(header: str) -> Payment:
+        payment = payment_row(header, url)
         Payment.objects.filter(pk=payment.pk).update(created_at=old)
         return payment
 
@@ -175,18 +163,8 @@ def test_a_reverted_settlement_is_released_and_the_proof_can_be_sent_again(paid_
         b"\x01" * 65,
     ).transact({"from": dev_account(0).address, "gas": 200_000})
     assert chain.w3.eth.wait_for_transaction_receipt(reverted)["status"] == 0
-    Payment.objects.create(
-        sku_id=_sku_id("morning_brief"),
-        resource=url,
-        payer=a["from"].lower(),
-        nonce=a["nonce"].lower(),
-        amount_atomic=int(a["value"]),
-        network="eip155:8453",
-        asset=settings.USDC_ADDRESS,
-        pay_to=settings.TREASURY_ADDRESS,
-        state=Payment.State.PENDING,
-        tx_hash="0x" + bytes(reverted).hex().removeprefix("0x"),
-        valid_before=int(a["validBefore"]),
+    payment_row(
+        header, url, state=Payment.State.PENDING, tx_hash="0x" + bytes(reverted).hex().removeprefix("0x")
     )
     assert payments_reconcile().released == 1 and not Payment.objects.exists()
     before = balances(paid_stack)
@@ -195,10 +173,25 @@ def test_a_reverted_settlement_is_released_and_the_proof_can_be_sent_again(paid_
     assert before[0] - balances(paid_stack)[0] == PRICE
 
 
-def _sku_id(name: str) -> int:
+def payment_row(header: str, url: str, **fields) -> Payment:
+    """The claim the service would have written for this proof (a crashed or pending call)."""
+    from django.conf import settings
+
     from catalog.models import Sku
 
-    return Sku.objects.get(sku=name).pk
+    a = authorization(header)["authorization"]
+    return Payment.objects.create(
+        sku=Sku.objects.get(sku="morning_brief"),
+        resource=url,
+        payer=a["from"].lower(),
+        nonce=a["nonce"].lower(),
+        amount_atomic=int(a["value"]),
+        network="eip155:8453",
+        asset=settings.USDC_ADDRESS,
+        pay_to=settings.TREASURY_ADDRESS,
+        valid_before=int(a["validBefore"]),
+        **fields,
+    )
 
 
 # --- 4. free but unpaid ---------------------------------------------------------------------
