@@ -115,7 +115,7 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
 
 def main() -> int:
     port = os.environ.get("PORT", "8000")
-    for folder in ("broker/queue", "broker/processed", "results", "cache"):
+    for folder in ("broker/queue", "broker/processed", "broker/control", "results", "cache"):
         (RUN / folder).mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.local")

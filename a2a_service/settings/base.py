@@ -242,6 +242,8 @@ else:
         "data_folder_in": str(RUN_DIR / "broker" / "queue"),
         "data_folder_out": str(RUN_DIR / "broker" / "queue"),
         "processed_folder": str(RUN_DIR / "broker" / "processed"),
+        # Without it kombu writes its exchange tables to ./control, inside the repository.
+        "control_folder": str(RUN_DIR / "broker" / "control"),
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = f"file://{RUN_DIR / 'results'}"
