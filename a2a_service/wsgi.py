@@ -15,16 +15,7 @@ from django.conf import settings  # noqa: E402
 
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
 from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
-
-
-def request_is_secure(environ: dict[str, Any]) -> bool:
-    """HttpRequest.is_secure() on a bare WSGI environ."""
-    if settings.SECURE_PROXY_SSL_HEADER:
-        header, secure_value = settings.SECURE_PROXY_SSL_HEADER
-        value = environ.get(header)
-        if value is not None:
-            return value.split(",", 1)[0].strip() == secure_value
-    return environ.get("wsgi.url_scheme") == "https"
+from catalog.fastcache import FreeFastPath, request_is_secure  # noqa: E402
 
 
 class SecureFastPaths(ChallengeFastPath):
@@ -56,6 +47,7 @@ class SecureFastPaths(ChallengeFastPath):
         return super().__call__(environ, start_with_hsts)
 
 
-# Unpaid 402 challenges are answered from Redis before Django, and credit-paid calls to pure
+# Unpaid 402 challenges and free documents (catalogs, discovery, manifests, teasers) are
+# answered from a per-process copy or Redis before Django, and credit-paid calls to pure
 # products with one SQL statement; everything else (and anything unusual) is Django.
-application = SecureFastPaths(CreditFastPath(django_application), django_app=django_application)
+application = SecureFastPaths(FreeFastPath(CreditFastPath(django_application)), django_app=django_application)

@@ -4,11 +4,13 @@ from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
 from catalog.admin_base import ReadOnlyAdmin
+from catalog.fastcache import free_documents_forget
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -173,11 +175,13 @@ class EditorialPieceAdmin(admin.ModelAdmin):
     @admin.action(description="Publish now", permissions=["change"])
     def publish_now(self, request: HttpRequest, queryset: QuerySet[EditorialPiece]) -> None:
         n = queryset.update(published_at=timezone.now())
+        transaction.on_commit(free_documents_forget)  # a bulk update sends no post_save
         self.message_user(request, f"{n} piece(s) published", messages.SUCCESS)
 
     @admin.action(description="Unpublish (back to draft)", permissions=["change"])
     def unpublish(self, request: HttpRequest, queryset: QuerySet[EditorialPiece]) -> None:
         n = queryset.update(published_at=None)
+        transaction.on_commit(free_documents_forget)  # a bulk update sends no post_save
         self.message_user(request, f"{n} piece(s) unpublished", messages.SUCCESS)
 
 

@@ -152,8 +152,10 @@ def heartbeat_record(*, name: str = "celery-worker") -> WorkerHeartbeat:
 @transaction.atomic
 def sku_set_status(*, sku_ids: list[int], status: str) -> int:
     from billing.x402.fastpath import challenges_forget
+    from catalog.fastcache import free_documents_forget
 
     updated = Sku.objects.filter(id__in=sku_ids).update(status=status, updated_at=timezone.now())
-    # A bulk update sends no post_save: drop the stored challenges here.
+    # A bulk update sends no post_save: drop the stored challenges and free documents here.
     transaction.on_commit(challenges_forget)
+    transaction.on_commit(free_documents_forget)
     return updated

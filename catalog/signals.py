@@ -1,22 +1,68 @@
-"""A changed SKU or news item makes every stored 402 challenge stale: they are dropped once
-the change commits, so the next request is priced from the database."""
+"""Stored answers are dropped once a write that changes them commits, so the next request
+is answered from the database: a changed SKU or news item makes every stored 402 challenge
+stale; any write but those in FREE_CACHE_IGNORED_MODELS makes the stored free documents
+stale (catalog/fastcache.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db import transaction
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import Signal, receiver
 
 from billing.x402.fastpath import challenges_forget
+from catalog.fastcache import free_documents_forget
 from catalog.models import NewsItem, Sku
+
+# Writes that no cached free document shows (CACHEABLE_ROUTES in catalog/api/views.py; a test
+# checks that none of them reads these tables). They are frequent (every hit, payment, call,
+# probe, delivery), so they must not empty the cache; every other model's write does.
+FREE_CACHE_IGNORED_APPS = frozenset({"admin", "auth", "sessions", "contenttypes"})
+FREE_CACHE_IGNORED_MODELS = frozenset(
+    {
+        "catalog.DailyCounter",
+        "catalog.WorkerHeartbeat",
+        "catalog.RpcProbe",
+        "catalog.SpreadSnapshot",
+        "billing.Payment",
+        "billing.Account",
+        "billing.ApiKey",
+        "billing.OwnershipChallenge",
+        "billing.ChainCursor",
+        "billing.Deposit",
+        "billing.LedgerEntry",
+        "billing.IdempotentCall",
+        "billing.NewsUnlock",
+        "sessions_app.PrepaidSession",
+        "sessions_app.SessionCall",
+        "webhooks.WebhookSubscription",
+        "webhooks.WebhookEvent",
+        "webhooks.WebhookDelivery",
+        "webhooks.DeliveryAttempt",
+        "webhooks.PushEntitlement",
+    }
+)
 
 
 @receiver([post_save, post_delete], sender=Sku)
 @receiver([post_save, post_delete], sender=NewsItem)
 def forget_stored_challenges(sender: type, **kwargs: Any) -> None:
     transaction.on_commit(challenges_forget)
+
+
+def free_documents_change(model: type) -> bool:
+    """Whether a write to `model` may change a cached free document."""
+    meta = model._meta
+    return meta.app_label not in FREE_CACHE_IGNORED_APPS and meta.label not in FREE_CACHE_IGNORED_MODELS
+
+
+@receiver([post_save, post_delete, m2m_changed])
+def forget_stored_free_documents(sender: type, **kwargs: Any) -> None:
+    # m2m_changed's sender is the through model; the changed model is `instance`'s.
+    model = type(kwargs["instance"]) if "instance" in kwargs else sender
+    if free_documents_change(model):
+        transaction.on_commit(free_documents_forget)
 
 
 # Sent (in the ingest's transaction) with `rows`, the SpreadSnapshot rows a bulk ingest created:

@@ -22,15 +22,18 @@ def _fresh_redis_keys(settings):
 
     client = redis_client()
     if client is not None:
-        for pattern in ("a2a:ctr:*", "a2a:x402ch:*", "a2a:rl:*"):
+        for pattern in ("a2a:ctr:*", "a2a:x402ch:*", "a2a:rl:*", "a2a:free:*"):
             keys = list(client.scan_iter(match=pattern))
             if keys:
                 client.delete(*keys)
     from billing.x402.fastpath import LOCAL
 
-    LOCAL.clear()
-    with LOCAL._lock:
-        LOCAL._counts.clear()
+    from catalog.fastcache import FREE_LOCAL
+
+    for copy in (LOCAL, FREE_LOCAL):
+        copy.clear()
+        with copy._lock:
+            copy._counts.clear()
     from billing.api.credit_fastpath import KEYS
     from catalog.api.throttling import BUFFERED_WINDOWS
 

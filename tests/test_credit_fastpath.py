@@ -23,7 +23,7 @@ from tests.wallets import register_wallet
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 STATUS = "/api/a2a/x402/payments/dual-rail-status"
-CREDIT_FASTPATH = application.app  # ChallengeFastPath(CreditFastPath(Django))
+CREDIT_FASTPATH = application.app.app  # ChallengeFastPath(FreeFastPath(CreditFastPath(Django)))
 
 
 @pytest.fixture

@@ -20,17 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
-from catalog.background import PerProcess, repeat_every
 from catalog.counters import counter_hash, redis_client
+from catalog.fastcache import Answer, PushInvalidatedCopy
 from catalog.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
@@ -39,8 +36,6 @@ PREFIX = "a2a:x402ch:"
 CHANNEL = "a2a:x402ch:invalidate"
 # Bounds how long a challenge can outlive a price change made while Redis was unreachable.
 TTL_SECONDS = 60
-LOCAL_MAX_ENTRIES = 5000
-COUNT_FLUSH_SECONDS = 1.0
 PAID_PREFIX = "/api/a2a/x402/"
 # GET the stored challenge; if there is one, count it in today's counter hash.
 SERVE_AND_COUNT = """
@@ -110,109 +105,15 @@ def challenges_forget() -> None:
         log_throttled(logger, "x402-challenge-forget", "could not drop stored 402 challenges", level=logging.ERROR)
 
 
-class LocalChallenges:
-    """This process's copy of stored challenges and its buffered challenge counts."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, tuple[str, bytes, list[tuple[str, str]]]] = {}
-        self._generation = 0
-        self._listening = threading.Event()
-        self._counts: Counter[str] = Counter()
-        self._lock = threading.Lock()
-        self._threads = PerProcess()
-
-    # -- the copy ---------------------------------------------------------------------
-    def get(self, key: str) -> tuple[str, bytes, list[tuple[str, str]]] | None:
-        if not self._listening.is_set():
-            return None
-        return self._data.get(key)
-
-    def generation(self) -> int:
-        return self._generation
-
-    def put(self, key: str, value: tuple[str, bytes, list[tuple[str, str]]], generation: int) -> None:
-        with self._lock:
-            # An invalidation that arrived while the value was fetched makes it stale.
-            if not self._listening.is_set() or generation != self._generation:
-                return
-            if len(self._data) >= LOCAL_MAX_ENTRIES:
-                self._data.clear()
-            self._data[key] = value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._generation += 1
-            self._data.clear()
-
-    # -- counts -----------------------------------------------------------------------
-    def count(self, sku: str) -> None:
-        with self._lock:
-            self._counts[sku] += 1
-
-    def flush_counts(self) -> None:
-        with self._lock:
-            counts, self._counts = self._counts, Counter()
-        client = redis_client()
-        if not counts or client is None:
-            return
-        try:
-            pipe = client.pipeline(transaction=False)
-            name = counter_hash(timezone.now().date())
-            for sku, n in counts.items():
-                pipe.hincrby(name, f"challenge|{sku}", n)
-            pipe.execute()
-        except Exception:
-            with self._lock:  # put them back for the next try
-                self._counts.update(counts)
-            log_throttled(logger, "x402-challenge-counts", "could not add challenge counts to Redis; will retry")
-
-    # -- threads ----------------------------------------------------------------------
-    def ensure_started(self) -> None:
-        """Start the subscriber and count flusher once per process (also after a fork)."""
-        self._threads.ensure(self._start)
-
-    def _start(self) -> None:
-        with self._lock:
-            self._listening.clear()
-            self._data.clear()
-            self._counts.clear()
-        threading.Thread(target=self._listen, name="x402-challenge-invalidation", daemon=True).start()
-        repeat_every(COUNT_FLUSH_SECONDS, self.flush_counts, name="x402-challenge-counts")
-
-    def _listen(self) -> None:
-        while True:
-            try:
-                client = redis_client()
-                if client is None:
-                    return
-                pubsub = client.pubsub(ignore_subscribe_messages=False)
-                pubsub.subscribe(CHANNEL)
-                for message in pubsub.listen():
-                    if message["type"] == "subscribe":
-                        # (Re)subscribed: whatever was missed meanwhile is forgotten.
-                        self.clear()
-                        self._listening.set()
-                    elif message["type"] == "message":
-                        self.clear()
-            except Exception:
-                log_throttled(
-                    logger,
-                    "x402-invalidation-channel",
-                    "challenge invalidation channel lost; local copy off until resubscribed",
-                    level=logging.INFO,
-                )
-            self._listening.clear()
-            self.clear()
-            time.sleep(0.5)
+# This process's copy and buffered challenge counts (the machinery is shared with the free
+# documents' layer: catalog/fastcache.py).
+LOCAL = PushInvalidatedCopy(channel=CHANNEL, name="x402-challenge")
 
 
-LOCAL = LocalChallenges()
-
-
-def _decode(stored: bytes) -> tuple[str, bytes, list[tuple[str, str]]]:
+def _decode(stored: bytes) -> Answer:
     sku, header, body = stored.split(b"\n", 2)
     headers = [*STATIC_HEADERS, ("PAYMENT-REQUIRED", header.decode()), ("Content-Length", str(len(body)))]
-    return sku.decode(), body, headers
+    return f"challenge|{sku.decode()}", body, headers
 
 
 class ChallengeFastPath:

@@ -21,6 +21,7 @@ from catalog.api.bodies import MarketplaceExecuteBody, SpreadSnapshotIngest
 from catalog.api.errors import ProductUnavailable, Unauthorized
 from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
 from catalog.counters import counter_increment
+from catalog.fastcache import ENVIRON_FIELD
 from catalog.models import SpreadSnapshot
 from catalog.signals import spreads_ingested
 
@@ -52,6 +53,28 @@ class ApiView(APIView):
             pass
 
 
+# Free documents whose answer depends only on the shop's data (rows and settings), never on
+# the clock, the caller or live probes: their 200 answers are stored and served in front of
+# Django (catalog/fastcache.py) until a write changes them. tests/test_free_fastpath.py checks
+# that none of them reads a table whose writes do not invalidate them.
+CACHEABLE_ROUTES = frozenset(
+    {
+        ".well-known/agent.json",
+        ".well-known/x402",
+        "api/a2a/ai-agent.json",
+        "api/a2a/news/catalog",
+        "api/a2a/equity/catalog",
+        "api/a2a/teaser/<str:name>",
+        "api/a2a/agents/catalog",
+        "api/a2a/mcp/catalog",
+        "api/a2a/discovery/agent-frameworks",
+        "api/a2a/discovery/integrations",
+        "api/a2a/partner/catalog",
+        "api/a2a/account/whale/catalog",
+    }
+)
+
+
 class FreeView(ApiView):
     selector: Callable[..., BaseModel]
     query_model: type[QueryModel] | None = None
@@ -59,7 +82,12 @@ class FreeView(ApiView):
     def get(self, request: Request, **path_params: Any) -> Response:
         query = parse_query(request, self.query_model).model_dump() if self.query_model else {}
         payload = type(self).selector(base_url(request), **path_params, **query)
-        self.count_hit(request.resolver_match.route if request.resolver_match else request.path)
+        route = request.resolver_match.route if request.resolver_match else request.path
+        self.count_hit(route)
+        if route in CACHEABLE_ROUTES:
+            # The WSGI layer in front stores this answer (if it is a 200 without cookies) and
+            # counts the hits it serves under the same counter field.
+            request.META[ENVIRON_FIELD] = f"{self.metric}|{route[:120]}"
         return ok(payload)
 
 
