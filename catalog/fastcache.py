@@ -316,7 +316,10 @@ class FreeFastPath:
         except Exception:  # Redis trouble: Django answers, as it would without this layer
             return self.app(environ, start_response)
         if stored:
-            answer = _decode(stored)
+            try:
+                answer = _decode(stored)
+            except (ValueError, TypeError):  # not something this layer stored: Django answers
+                return self.app(environ, start_response)
             FREE_LOCAL.put(local_key, answer, generation)
             if not _within_rate(environ):
                 return self.app(environ, start_response)
@@ -376,6 +379,9 @@ def _within_rate(environ: dict[str, Any]) -> bool:
             num_requests=throttle.num_requests,
             duration=throttle.duration,
         )
+        if wait:
+            # Django refuses it (429, Retry-After) once it counts what this process admitted.
+            BUFFERED_WINDOWS.flush()
     except Exception:  # the throttle fails open, as Django's does
         return True
     return not wait
