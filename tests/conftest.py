@@ -27,7 +27,6 @@ def _fresh_redis_keys(settings):
             if keys:
                 client.delete(*keys)
     from billing.x402.fastpath import LOCAL
-
     from catalog.fastcache import FREE_LOCAL
 
     for copy in (LOCAL, FREE_LOCAL):
