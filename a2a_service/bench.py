@@ -1,5 +1,8 @@
 """`make bench`: measured side by side, in one run, on this machine.
 
+Scenario "free" (BENCH_ONLY=free): the free news catalog with 40 items against the x402
+FastAPI reference app serving the same JSON document from a route.
+
 Scenario "web server": the same Django app and endpoint served by granian (WSGI, our
 production server) and by gunicorn sync workers (the reference), each with the same
 number of worker processes, loaded by wrk from a second process. Runs alternate and
@@ -62,10 +65,10 @@ def prepare(env: dict[str, str]) -> None:
 
 
 def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
-    if kind == "x402-fastapi":
+    if kind in ("x402-fastapi", "fastapi-plain"):
         cmd = [
             str(BIN / "uvicorn"),
-            "a2a_service.bench_reference:app",
+            "a2a_service.bench_reference:" + ("app" if kind == "x402-fastapi" else "plain_app"),
             "--host",
             "127.0.0.1",
             "--port",
@@ -380,6 +383,72 @@ def paid_latency(base: str, env: dict[str, str], calls: int = 15) -> None:
     )
 
 
+NEWS_ITEMS = 40
+
+
+def free_news_scenario(env: dict[str, str]) -> None:
+    """The free news catalog with 40 items: this service (granian, the free document served
+    in front of Django) against the x402 FastAPI reference app (uvicorn) serving the same JSON
+    document from a route, same worker count, both up while wrk rounds alternate."""
+    manage_shell(
+        "from catalog.models import NewsItem\n"
+        f"missing = {NEWS_ITEMS} - NewsItem.objects.count()\n"
+        "for n in range(max(missing, 0)):\n"
+        "    NewsItem.objects.create(title=f'Bench headline {n}: markets move on macro data',"
+        " teaser='A two-sentence teaser of the item, as the catalog shows it to agents before they pay.',"
+        " body='Full text.', category='crypto', source='bench')\n"
+        "print(NewsItem.objects.count())",
+        env,
+    )
+    ours_port, ref_port = free_port(), free_port()
+    doc = ROOT / ".run" / "bench" / "free_news_catalog.json"
+    env = {
+        **env,
+        # The reference app's x402 middleware needs these to start; the free route never pays.
+        "FACILITATOR_URL": env.get("FACILITATOR_URL", "http://127.0.0.1:9/facilitator"),
+        "TREASURY_ADDRESS": env.get("TREASURY_ADDRESS", "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720"),
+        "BENCH_FREE_JSON": str(doc),
+    }
+    plain_port = free_port()
+    procs = [start("granian", ours_port, env)]
+    try:
+        ours = f"http://127.0.0.1:{ours_port}/api/a2a/news/catalog"
+        wait_ready(ours)
+        with urllib.request.urlopen(ours, timeout=10) as r:
+            body = r.read()
+        items = len(json.loads(body)["items"])
+        doc.write_bytes(body)
+        procs.append(start("x402-fastapi", ref_port, env))
+        ref = f"http://127.0.0.1:{ref_port}/free"
+        wait_ready(ref)
+        with urllib.request.urlopen(ref, timeout=10) as r:
+            ref_size = len(r.read())
+        # Also without the x402 middleware (which the reference app runs on every route).
+        procs.append(start("fastapi-plain", plain_port, env))
+        plain = f"http://127.0.0.1:{plain_port}/free"
+        wait_ready(plain)
+        print(f"\nfree news catalog: {items} items, {len(body)} bytes (reference route: {ref_size} bytes)")
+        contenders = (("granian (ours)", ours), ("x402-fastapi", ref), ("fastapi (no middleware)", plain))
+        results: dict[str, list[dict[str, float]]] = {kind: [] for kind, _ in contenders}
+        for _ in range(ROUNDS):
+            for kind, url in contenders:
+                run_wrk(url)  # warm-up
+                results[kind].append(run_wrk(url))
+        med = print_table(
+            "free news catalog",
+            results,
+            f"  ({WORKERS} worker processes each, wrk -c{CONNECTIONS} -d{DURATION}s, "
+            f"median of {ROUNDS} alternating rounds)",
+        )
+        ratio = med["granian (ours)"]["rps"] / med["x402-fastapi"]["rps"]
+        print(f"ratio ours/reference req/s: {ratio:.2f}x  (target >= 1.0x)")
+        plain_ratio = med["granian (ours)"]["rps"] / med["fastapi (no middleware)"]["rps"]
+        print(f"ratio ours/bare FastAPI route req/s: {plain_ratio:.2f}x")
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+
+
 def ensure_redis(env: dict[str, str]) -> subprocess.Popen | None:
     """Production runs with Redis, so the bench does too: REDIS_URL if given, else a private
     redis-server on a free port that keeps nothing on disk."""
@@ -536,6 +605,8 @@ def run_scenarios(env: dict[str, str]) -> int:
     only = os.environ.get("BENCH_ONLY", "")
     if only in ("", "x402"):
         x402_scenario(env)
+    if only in ("", "free"):
+        free_news_scenario(env)
     if only in ("", "webhooks"):
         webhook_scenario(env)
     if only in ("", "server"):
