@@ -481,7 +481,8 @@ def federated_agents(base: str) -> s.FederatedAgentsOut:
 
 def partner_catalog(base: str) -> s.PartnerCatalogOut:
     partners = [partner_out(p) for p in PartnerAgent.objects.filter(enabled=True)]
-    fed = on_sale().filter(sku="federation_signal_resale").first()
+    # The federation SKU is named with its honest status (coming_soon until it is built).
+    fed = Sku.objects.live().filter(sku="federation_signal_resale").first()
     return s.PartnerCatalogOut(
         partners=partners,
         count=len(partners),
@@ -1516,6 +1517,7 @@ def program_health(base: str) -> s.ProgramHealthOut:
             "live": on_sale().count(),
             "disabled": Sku.objects.exclude(status=Sku.Status.LIVE).count(),
             "products_built": Sku.objects.filter(sku__in=built).count(),
+            "coming_soon": Sku.objects.live().exclude(sku__in=built).count(),
         }
         agents = {
             "catalog": CatalogAgent.objects.filter(enabled=True).count(),

@@ -332,7 +332,9 @@ class ProgramHealthOut(Out):
     broker: ComponentHealth
     worker: WorkerHealth
     catalogs: dict[str, int] = Field(description="row counts of the catalogs")
-    skus: dict[str, int] = Field(description="live, disabled and product-built SKU counts")
+    skus: dict[str, int] = Field(description=(
+            "SKU counts: live (answers 402), disabled, products_built, coming_soon (on but not built)"
+        ))
     agents: dict[str, int]
     venue_adapters: list[dict[str, Any]] = Field(description="per ingested venue: rows and newest update")
 
