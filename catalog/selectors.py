@@ -1353,7 +1353,8 @@ def morning_brief(base: str) -> s.MorningBriefOut:
     piece = EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).first()
     sku = Sku.objects.filter(sku="morning_brief").first()
     return s.MorningBriefOut(
-        available=piece is not None,
+        # Available only when the paid brief would be delivered: a piece exists and it is on sale.
+        available=piece is not None and sku is not None and sku_available(sku),
         id=piece.id if piece else None,
         title=piece.title if piece else None,
         summary=piece.summary if piece else None,

@@ -101,6 +101,10 @@ def test_every_sku_advertised_live_answers_402_and_the_rest_are_not_live(api, ne
 
 
 def test_a_sku_switched_off_by_staff_is_not_advertised_live_anywhere(api, news_item):
+    EditorialPiece.objects.create(
+        kind="morning_brief", title="Brief", summary="s", body="b", published_at=timezone.now()
+    )
+    assert api.get("/api/a2a/morning-brief").json()["available"] is True
     Sku.objects.filter(sku__in=["morning_brief", "news_unlock"]).update(status=Sku.Status.DISABLED)
     for name in ("morning_brief", "news_unlock"):
         assert _unpaid(api, Sku.objects.get(sku=name), news_item) == 404
@@ -110,6 +114,7 @@ def test_a_sku_switched_off_by_staff_is_not_advertised_live_anywhere(api, news_i
     assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 12
     teaser = api.get("/api/a2a/teaser/morning-brief").json()
     assert teaser["available"] is False and "switched off" in teaser["unavailable_reason"]
+    assert api.get("/api/a2a/morning-brief").json()["available"] is False
 
 
 def test_teaser_says_unavailable_until_the_product_has_data(api):

@@ -801,7 +801,7 @@ class TokenizedWatchlistOut(Out):
 
 
 class MorningBriefOut(Out):
-    available: bool
+    available: bool = Field(description="a brief is published and the paid brief is on sale now")
     id: int | None
     title: str | None
     summary: str | None
