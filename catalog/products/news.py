@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -75,11 +76,25 @@ def _digest(categories: list[str] | None, title: str) -> dict[str, Any]:
     }
 
 
-@register("news_digest", pure=True)
+def _has_news(categories: list[str] | None) -> Callable[[], tuple[bool, str]]:
+    """The cheap availability check of a digest: one EXISTS query over the digest's window."""
+
+    def check() -> tuple[bool, str]:
+        qs = NewsItem.objects.filter(ingested_at__gte=timezone.now() - DIGEST_WINDOW)
+        if categories:
+            qs = qs.filter(category__in=categories)
+        if qs.exists():
+            return True, ""
+        return False, "no news was ingested in the last 24 hours"
+
+    return check
+
+
+@register("news_digest", pure=True, available=_has_news(None))
 def news_digest(call: ProductCall) -> dict[str, Any]:
     return _digest(None, "News digest")
 
 
-@register("equity_news_digest", pure=True)
+@register("equity_news_digest", pure=True, available=_has_news(["equity"]))
 def equity_news_digest(call: ProductCall) -> dict[str, Any]:
     return _digest(["equity"], "Equity news digest")
