@@ -1078,13 +1078,14 @@ def rpc_index(base: str) -> s.RpcIndexOut:
                 affiliate_url=ep.affiliate_url or None,
                 probes_24h=len(probes),
                 success_rate_24h=round(100.0 * len(ok) / len(probes), 1) if probes else None,
-                median_latency_ms_24h=round(statistics.median(p.latency_ms for p in ok), 2) if ok else None,
+                median_latency_ms_24h=round(statistics.median(p.latency_ms for p in ok if p.latency_ms is not None), 2) if ok else None,
                 last_block=next((p.block_number for p in probes if p.block_number is not None), None),
                 last_probed_at=iso(last.probed_at) if last else None,
             )
         )
     ranked = sorted(
-        (e for e in entries if e.median_latency_ms_24h is not None), key=lambda e: e.median_latency_ms_24h
+        (e for e in entries if e.median_latency_ms_24h is not None),
+        key=lambda e: e.median_latency_ms_24h or 0.0,  # never None here (filtered); 0.0 satisfies the type
     )
     return s.RpcIndexOut(endpoints=entries, ranking=[e.name for e in ranked])
 
@@ -1125,7 +1126,8 @@ def _closed_pnls(days: int) -> dict[str, list[float]]:
     by_desk: dict[str, list[float]] = {}
     rows = DeskSignal.objects.filter(closed_at__gte=since, pnl_pct__isnull=False).order_by("closed_at")
     for desk, pnl in rows.values_list("desk", "pnl_pct"):
-        by_desk.setdefault(desk, []).append(float(pnl))
+        if pnl is not None:  # excluded by the query; the check narrows the type
+            by_desk.setdefault(desk, []).append(float(pnl))
     return by_desk
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 from pydantic import Field
@@ -23,9 +23,12 @@ class NewsUnlockParams(QueryModel):
 
 
 def _news_item(call: ProductCall) -> NewsItem:
-    item = NewsItem.objects.filter(pk=call.params.news_id).first()
+    # The registry validates the query with this product's params class (NewsUnlockParams) before
+    # running it, so the narrowing is a fact of registration, not a guess.
+    params = cast(NewsUnlockParams, call.params)
+    item = NewsItem.objects.filter(pk=params.news_id).first()
     if item is None:
-        raise NotFound(f"news item {call.params.news_id} does not exist")
+        raise NotFound(f"news item {params.news_id} does not exist")
     return item
 
 
