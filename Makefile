@@ -6,11 +6,11 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test install migrate seed lint check-migrations bench demo contracts clean help
+.PHONY: run test install migrate seed lint check-migrations typecheck bench demo contracts clean help
 
 help:
 	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
-	@echo "make test   - install, lint, check migrations, run the whole test suite"
+	@echo "make test   - install, lint, check migrations, type-check, run the whole test suite"
 	@echo "make demo   - (with make run up) an agent pays for a SKU with the official x402 client"
 	@echo "make bench  - benchmark side by side with a reference and print ratios"
 
@@ -50,7 +50,11 @@ lint: install
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run --settings=a2a_service.settings.test
 
-test: lint check-migrations
+# mypy with the django-stubs and drf-stubs plugins, configured in pyproject.toml ([tool.mypy]).
+typecheck: install
+	$(PY) -m mypy
+
+test: lint check-migrations typecheck
 	$(PY) -m pytest
 
 demo: install

@@ -137,15 +137,21 @@ def stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _found(match: re.Match[str] | None, what: str) -> re.Match[str]:
+    if match is None:
+        raise ValueError(f"wrk output has no {what}")
+    return match
+
+
 def parse_wrk(out: str) -> dict[str, float]:
     def ms(text: str) -> float:
-        value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
+        value, unit = _found(re.match(r"([\d.]+)(us|ms|s)", text), "latency").groups()
         return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    total = float(re.search(r"(\d+) requests in", out).group(1))
-    p50 = ms(re.search(r"\s50%\s+(\S+)", out).group(1))
-    p99 = ms(re.search(r"\s99%\s+(\S+)", out).group(1))
+    rps = float(_found(re.search(r"Requests/sec:\s+([\d.]+)", out), "Requests/sec").group(1))
+    total = float(_found(re.search(r"(\d+) requests in", out), "request count").group(1))
+    p50 = ms(_found(re.search(r"\s50%\s+(\S+)", out), "p50").group(1))
+    p99 = ms(_found(re.search(r"\s99%\s+(\S+)", out), "p99").group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {
         "rps": rps,
@@ -356,10 +362,11 @@ def paid_latency(base: str, env: dict[str, str], calls: int = 15) -> None:
     from x402 import x402ClientSync
     from x402.http import x402HTTPClientSync
     from x402.mechanisms.evm.exact.register import register_exact_evm_client
+    from x402.mechanisms.evm.signers import EthAccountSigner
 
     from billing.chain.localchain import DEMO_PAYER, dev_account
 
-    client = register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
+    client = register_exact_evm_client(x402ClientSync(), EthAccountSigner(dev_account(DEMO_PAYER)))
     http = x402HTTPClientSync(client)
     url = base + "/api/a2a/x402/payments/dual-rail-status"
     unpaid, paid = [], []

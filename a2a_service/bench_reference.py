@@ -33,7 +33,8 @@ routes = {
     }
 }
 app = FastAPI()
-_middleware = payment_middleware(routes, server)
+# x402 parses the dict form of a route config at runtime; its hint names only the RouteConfig class.
+_middleware = payment_middleware(routes, server)  # type: ignore[arg-type]
 
 
 @app.middleware("http")

@@ -18,6 +18,7 @@ from x402 import x402ClientSync
 from x402.http import x402HTTPClientSync
 from x402.http.utils import decode_payment_response_header
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
+from x402.schemas import PaymentRequirements
 
 ROOT = Path(__file__).resolve().parent.parent
 # Tried in order: the first whose product can serve now is bought (a SKU whose product has
@@ -54,8 +55,10 @@ def buy(stack: dict, sku: dict, client: x402ClientSync) -> bool:
         return False
     required = http.get_payment_required_response(lambda name: first.headers.get(name), first.content)
     req = required.accepts[0]
+    # A v1 challenge names the price max_amount_required; v2 (what this service issues) amount.
+    amount = req.amount if isinstance(req, PaymentRequirements) else req.max_amount_required
     print(
-        f"  x402 v{required.x402_version}: pay {int(req.amount) / 10**6} USDC ({req.amount} atomic) "
+        f"  x402 v{required.x402_version}: pay {int(amount) / 10**6} USDC ({amount} atomic) "
         f"on {req.network} to {req.pay_to}, asset {req.asset}"
     )
     payload = client.create_payment_payload(required)

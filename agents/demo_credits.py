@@ -13,6 +13,7 @@ import requests
 from eth_account import Account
 from eth_account.messages import encode_defunct
 from web3 import Web3
+from web3.types import TxParams, Wei
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSFER_ABI = [
@@ -75,14 +76,16 @@ def deposit(stack: dict, wallet) -> str:
     tx = token.functions.transfer(
         Web3.to_checksum_address(stack["treasury_address"]), DEPOSIT_USDC * 10**6
     ).build_transaction(
-        {
-            "from": wallet.address,
-            "nonce": w3.eth.get_transaction_count(wallet.address),
-            "chainId": stack["chain_id"],
-            "gas": 100_000,
-            "maxFeePerGas": w3.eth.gas_price * 2,
-            "maxPriorityFeePerGas": 0,
-        }
+        TxParams(
+            {
+                "from": wallet.address,
+                "nonce": w3.eth.get_transaction_count(wallet.address),
+                "chainId": stack["chain_id"],
+                "gas": 100_000,
+                "maxFeePerGas": Wei(w3.eth.gas_price * 2),
+                "maxPriorityFeePerGas": Wei(0),
+            }
+        )
     )
     tx_hash = w3.eth.send_raw_transaction(wallet.sign_transaction(tx).raw_transaction)
     receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)

@@ -21,7 +21,7 @@ class BillingSettingsAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return not BillingSettings.objects.exists()
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: BillingSettings | None = None) -> bool:
         return False
 
 
@@ -37,10 +37,10 @@ class PaymentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Payment | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Payment | None = None) -> bool:
         return False
 
 
@@ -55,6 +55,7 @@ from decimal import Decimal  # noqa: E402
 from django import forms  # noqa: E402
 from django.contrib import messages  # noqa: E402
 from django.db import transaction  # noqa: E402
+from django.db.models import QuerySet  # noqa: E402
 from django.template.response import TemplateResponse  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from django.utils.cache import add_never_cache_headers  # noqa: E402
@@ -79,7 +80,7 @@ class AccountAdmin(ReadOnlyAdmin):
     actions = ["rotate_key"]
 
     @admin.action(description="Rotate the API key (the new key is shown once)", permissions=["operate"])
-    def rotate_key(self, request: HttpRequest, queryset) -> TemplateResponse:
+    def rotate_key(self, request: HttpRequest, queryset: QuerySet[Account]) -> TemplateResponse:
         """The new keys are the answer to this POST, shown once on their own page: never in a
         message (messages travel in a cookie and are stored), never stored in clear."""
         with transaction.atomic():  # all accounts rotated, or none (and no key is lost unseen)
@@ -108,7 +109,7 @@ class ApiKeyAdmin(ReadOnlyAdmin):
     actions = ["revoke"]
 
     @admin.action(description="Revoke selected keys", permissions=["operate"])
-    def revoke(self, request: HttpRequest, queryset) -> None:
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         n = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"{n} key(s) revoked", messages.SUCCESS)
 
@@ -157,7 +158,7 @@ class CreditAdjustmentForm(forms.ModelForm):
         fields = ["account"]
 
     def clean_amount_usdc(self) -> Decimal:
-        value = self.cleaned_data["amount_usdc"]
+        value: Decimal = self.cleaned_data["amount_usdc"]
         if value == 0:
             raise forms.ValidationError("an adjustment of zero changes nothing")
         return value
@@ -168,16 +169,18 @@ class CreditAdjustmentAdmin(admin.ModelAdmin):
     form = CreditAdjustmentForm
     list_display = ["created_at", "account", "amount_atomic", "staff", "reason"]
 
-    def get_queryset(self, request: HttpRequest):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CreditAdjustment]:
         return super().get_queryset(request).filter(kind=LedgerEntry.Kind.ADJUSTMENT)
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: CreditAdjustment | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: CreditAdjustment | None = None) -> bool:
         return False
 
-    def save_model(self, request: HttpRequest, obj, form, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: CreditAdjustment, form: forms.ModelForm[CreditAdjustment], change: bool
+    ) -> None:
         entry = credit_add(
             account_id=form.cleaned_data["account"].id,
             amount_atomic=atomic_from_usdc(form.cleaned_data["amount_usdc"]),

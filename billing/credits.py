@@ -15,6 +15,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 from eth_account import Account as EthAccount
 from eth_account.messages import defunct_hash_message, encode_defunct
+from eth_typing import HexStr
 
 from billing.models import Account, ApiKey, BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
 
@@ -152,7 +153,7 @@ def signature_valid(*, wallet: str, message: str, signature: str) -> bool:
         answer = w3.eth.call(
             {
                 "to": address,
-                "data": "0x" + (ERC1271_SELECTOR + abi_encode(["bytes32", "bytes"], [digest, raw])).hex(),
+                "data": HexStr("0x" + (ERC1271_SELECTOR + abi_encode(["bytes32", "bytes"], [digest, raw])).hex()),
             }
         )
     except (ConnectionError, TimeoutError, OSError) as exc:
@@ -201,7 +202,7 @@ def account_register(*, wallet_address: str, nonce: str, signature: str) -> Regi
     return Registration(account=account, api_key=key, rotated=not created)
 
 
-def _apply(sql: str, params: list) -> int | None:
+def _apply(sql: str, params: list[int]) -> int | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()

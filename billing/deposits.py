@@ -33,7 +33,9 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from eth_typing import HexStr
 from web3 import Web3
+from web3.types import LogReceipt, TxReceipt
 
 from billing.credits import deposit_orphan, deposit_settle
 from billing.models import ChainCursor, Deposit, Payment
@@ -82,13 +84,13 @@ def _topic(address: str) -> str:
     return "0x" + "0" * 24 + address.lower().removeprefix("0x")
 
 
-def _logs(w3: Web3, frm: int, to: int) -> list[dict]:
+def _logs(w3: Web3, frm: int, to: int) -> list[LogReceipt]:
     return w3.eth.get_logs(
         {
             "address": Web3.to_checksum_address(settings.USDC_ADDRESS),
             "topics": [TRANSFER_TOPIC, None, _topic(settings.TREASURY_ADDRESS)],
-            "fromBlock": hex(frm),
-            "toBlock": hex(to),
+            "fromBlock": HexStr(hex(frm)),
+            "toBlock": HexStr(hex(to)),
         }
     )
 
@@ -102,7 +104,7 @@ _tag_unsupported: set[str] = set()  # tags this process already logged as unsupp
 
 def _confirmed_head(w3: Web3, head: int) -> int:
     """The highest block deposits are credited from."""
-    limit = head - settings.DEPOSIT_CONFIRMATIONS
+    limit: int = head - settings.DEPOSIT_CONFIRMATIONS
     tag = settings.DEPOSIT_FINALITY_TAG
     if not tag:
         return limit
@@ -120,7 +122,7 @@ def _confirmed_head(w3: Web3, head: int) -> int:
     return min(limit, tagged)
 
 
-def _is_x402_sale(receipt: dict) -> bool:
+def _is_x402_sale(receipt: TxReceipt) -> bool:
     """A transfer to the treasury that settles one of our x402 payments is a sale, not a
     deposit. The EIP-3009 settlement emits AuthorizationUsed(authorizer, nonce) in the same
     transaction, and that (payer, nonce) was claimed as a Payment before it was broadcast."""
@@ -141,11 +143,11 @@ class _Receipts:
     """Receipts of one range, fetched once per transaction and checked against the log's
     block: a receipt from another block means the chain moved under the read."""
 
-    def __init__(self, w3: Web3):
+    def __init__(self, w3: Web3) -> None:
         self.w3 = w3
-        self.by_tx: dict[str, dict] = {}
+        self.by_tx: dict[str, TxReceipt] = {}
 
-    def of(self, log: dict) -> dict:
+    def of(self, log: LogReceipt) -> TxReceipt:
         tx_hash = _hex(log["transactionHash"])
         receipt = self.by_tx.get(tx_hash)
         if receipt is None:
@@ -155,24 +157,24 @@ class _Receipts:
         return receipt
 
 
-def _position_in_tx(log: dict, receipt: dict) -> int:
+def _position_in_tx(log: LogReceipt, receipt: TxReceipt) -> int:
     for position, item in enumerate(receipt["logs"]):
         if int(item["logIndex"]) == int(log["logIndex"]):
             return position
     raise ChainMoved(f"log {log['logIndex']} is not in the receipt of {_hex(log['transactionHash'])}")
 
 
-def _record(log: dict, receipt: dict, state: str) -> Deposit:
+def _record(log: LogReceipt, receipt: TxReceipt, state: str) -> Deposit:
     """The deposit of this log: found by transaction hash + position in the transaction
     (whatever block holds it now), or recorded."""
     tx_hash = _hex(log["transactionHash"])
     position = _position_in_tx(log, receipt)
-    where = {
+    where: dict[str, int | str] = {
         "block_number": int(log["blockNumber"]),
         "block_hash": _hex(log["blockHash"]),
         "log_index": int(log["logIndex"]),
     }
-    values = {
+    values: dict[str, int | str] = {
         **where,
         "from_address": "0x" + bytes(log["topics"][1])[-20:].hex(),
         "amount_atomic": int.from_bytes(bytes(log["data"]), "big"),
@@ -206,8 +208,9 @@ def _record(log: dict, receipt: dict, state: str) -> Deposit:
 
 
 def _start_block(w3: Web3, head: int) -> int:
-    if settings.DEPOSIT_START_BLOCK is not None:
-        return settings.DEPOSIT_START_BLOCK
+    configured: int | None = settings.DEPOSIT_START_BLOCK
+    if configured is not None:
+        return configured
     # A new deployment watches from the current confirmed head on (not the chain's history).
     return max(_confirmed_head(w3, head), 0)
 

@@ -26,8 +26,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
+from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import TransactionNotFound
+from web3.types import TxReceipt
 
 from billing.models import Payment
 from billing.services import payment_fail, payment_release, payment_settle
@@ -71,7 +73,7 @@ def _topic_address(address: str) -> str:
     return "0x" + "0" * 24 + address.lower().removeprefix("0x")
 
 
-def _used_in(receipt: dict, payment: Payment) -> bool:
+def _used_in(receipt: TxReceipt, payment: Payment) -> bool:
     for log in receipt.get("logs") or []:
         topics = [_hex(t).lower() for t in log["topics"]]
         if (
@@ -91,7 +93,7 @@ def settlement_find(w3: Web3, payment: Payment) -> tuple[str | None, bool]:
     reverted = False
     if payment.tx_hash:
         try:
-            receipt = w3.eth.get_transaction_receipt(payment.tx_hash)
+            receipt = w3.eth.get_transaction_receipt(HexStr(payment.tx_hash))
         except TransactionNotFound:
             receipt = None
         if receipt is not None:
@@ -103,7 +105,7 @@ def settlement_find(w3: Web3, payment: Payment) -> tuple[str | None, bool]:
         {
             "address": Web3.to_checksum_address(settings.USDC_ADDRESS),
             "topics": [_hex(AUTHORIZATION_USED_TOPIC), _topic_address(payment.payer), payment.nonce.lower()],
-            "fromBlock": hex(max(head - settings.PAYMENT_RECONCILE_LOOKBACK_BLOCKS, 0)),
+            "fromBlock": HexStr(hex(max(head - settings.PAYMENT_RECONCILE_LOOKBACK_BLOCKS, 0))),
             "toBlock": "latest",
         }
     )

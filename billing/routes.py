@@ -4,6 +4,7 @@ payment routes reads this, so none claims a route that is not wired."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 
 @dataclass(frozen=True)
@@ -37,5 +38,11 @@ def route_available(name: str) -> bool:
     return name in _AVAILABLE
 
 
-def routes_state() -> list[dict]:
+class RouteState(TypedDict):
+    name: str
+    available: bool
+    how: str
+
+
+def routes_state() -> list[RouteState]:
     return [{"name": r.name, "available": r.name in _AVAILABLE, "how": r.how} for r in ROUTES.values()]

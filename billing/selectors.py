@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
@@ -52,7 +53,7 @@ def sales_by_sku() -> dict[int, SkuSales]:
     }
 
 
-def sales_window(*, days: int | None) -> dict:
+def sales_window(*, days: int | None) -> dict[str, Any]:
     qs = Payment.objects.filter(state=Payment.State.SETTLED)
     if days is not None:
         qs = qs.filter(settled_at__gte=timezone.now() - timedelta(days=days))

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -169,7 +171,8 @@ class EditorialPieceAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: EditorialPiece, form, change: bool) -> None:
         if obj.author_id is None:
-            obj.author = request.user
+            # The admin serves authenticated staff only, so this is a User, never AnonymousUser.
+            obj.author = cast(User, request.user)
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Publish now", permissions=["change"])

@@ -7,12 +7,14 @@ import hashlib
 import logging
 import math
 import time
+from typing import cast
 
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import get_permission_codename
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from catalog.ratelog import log_throttled
@@ -52,7 +54,8 @@ def _login_keys(request: HttpRequest) -> list[str]:
     """One counter per client address (as the API's rate limit sees it: NUM_PROXIES) and one
     per username, so neither many passwords from one address nor one account from many
     addresses gets more than ADMIN_LOGIN_MAX_FAILURES tries per window."""
-    ip = BaseThrottle().get_ident(request)
+    # get_ident reads only request.META, which a Django HttpRequest has as a DRF Request does.
+    ip = BaseThrottle().get_ident(cast(Request, request))
     username = request.POST.get("username", "").strip().lower()
     return [
         f"{LOGIN_KEY_PREFIX}ip:{hashlib.sha256(ip.encode()).hexdigest()[:32]}",

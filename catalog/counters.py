@@ -29,6 +29,10 @@ def _redis(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def redis_client() -> redis.Redis | None:
     return _redis(settings.REDIS_URL) if settings.REDIS_URL else None
 
@@ -77,7 +81,8 @@ def counters_flush() -> int:
     for raw in client.scan_iter(match=f"{HASH_PREFIX}*", count=100):
         name = raw.decode()
         day = date.fromisoformat(name.removeprefix(HASH_PREFIX))
-        counts = {f.decode(): int(v) for f, v in client.hgetall(name).items() if int(v)}
+        # This client does not decode responses: fields are bytes (redis types them bytes | str).
+        counts = {_text(f): int(v) for f, v in client.hgetall(name).items() if int(v)}
         if not counts:
             continue
         with transaction.atomic():

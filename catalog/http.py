@@ -20,7 +20,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import requests
@@ -191,13 +191,16 @@ class _PinnedConnectionMixin:
                 exchange.adopt(sock)
             sys.audit("http.client.connect", self, self.host, self.port)
             return sock
-        raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+        # The mixin is only ever combined with HTTPConnection (see _adapter_class).
+        raise NewConnectionError(cast(HTTPConnection, self), f"Failed to establish a new connection: {last_error}")
 
 
 def _adapter_class(*, public_only: bool) -> type[HTTPAdapter]:
     http_conn = type("PinnedHTTPConnection", (_PinnedConnectionMixin, HTTPConnection), {})
     https_conn = type("PinnedHTTPSConnection", (_PinnedConnectionMixin, HTTPSConnection), {})
-    http_conn.public_only = https_conn.public_only = public_only
+    # type() builds the classes at runtime, so mypy sees plain `type`: set the mixin's flag by name.
+    setattr(http_conn, "public_only", public_only)  # noqa: B010
+    setattr(https_conn, "public_only", public_only)  # noqa: B010
     http_pool = type("PinnedHTTPConnectionPool", (HTTPConnectionPool,), {"ConnectionCls": http_conn})
     https_pool = type("PinnedHTTPSConnectionPool", (HTTPSConnectionPool,), {"ConnectionCls": https_conn})
 
@@ -291,7 +294,8 @@ def outbound_request(
                 if max_body_bytes is not None and len(body) >= max_body_bytes:
                     break
             resp._content = bytes(body[:max_body_bytes] if max_body_bytes is not None else body)
-            resp._content_consumed = True
+            # requests' private flag (Response.content reads it); types-requests does not declare it.
+            resp._content_consumed = True  # type: ignore[attr-defined]
         finally:
             resp.close()
         if exchange.expired:

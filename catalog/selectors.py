@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
 from billing.models import BillingSettings, WhaleTier
@@ -65,6 +65,10 @@ MARKETPLACE_CAPABILITIES: dict[str, str | None] = {
     "market_agent_news": None,
 }
 KILL_DRAWDOWN_PCT = 15.0
+# Statuses a listing shows besides the row's own live_x402/disabled: the SKU is switched on
+# but its product is not built yet, or the x402 route that would take the payment is down.
+SKU_COMING_SOON = "coming_soon"
+SKU_UNAVAILABLE = "unavailable"
 PREDICTION_VENUE = "predictionvenue"
 
 
@@ -79,13 +83,25 @@ def _products_built() -> set[str]:
 
 
 # --- SKUs -----------------------------------------------------------------------------
+def sku_status(sku: Sku) -> str:
+    """What a listing may honestly say about a SKU. Only a SKU that answers 402 is live_x402:
+    staff switched it on, its product is built and the x402 route is up."""
+    if not sku.is_live:
+        return Sku.Status.DISABLED.value
+    if sku.sku not in _products_built():
+        return SKU_COMING_SOON
+    if not route_available("x402"):
+        return SKU_UNAVAILABLE
+    return Sku.Status.LIVE.value
+
+
 def sku_out(sku: Sku) -> s.SkuOut:
     return s.SkuOut(
         sku=sku.sku,
         path=sku.path,
         env_price=sku.env_price,
         default=sku.price_base_usdc,
-        status=sku.status,
+        status=sku_status(sku),
         marketplace_paid=sku.marketplace_paid,
         tier=sku.tier or None,
         hero=sku.hero,
@@ -99,13 +115,27 @@ def sku_out(sku: Sku) -> s.SkuOut:
     )
 
 
+def on_sale() -> QuerySet[Sku]:
+    """SKUs that answer 402 now (the only ones a list of things for sale may name, and the
+    only ones a live count counts): switched on by staff and with a built product."""
+    if not route_available("x402"):
+        return Sku.objects.none()
+    return Sku.objects.live().filter(sku__in=_products_built())
+
+
 def live_skus() -> list[Sku]:
+    return list(on_sale())
+
+
+def listed_skus() -> list[Sku]:
+    """SKUs switched on by staff, built or not: the manifest and the marketplace listing name
+    them all, each with its honest status (coming_soon until its product is built)."""
     return list(Sku.objects.live())
 
 
 def sku_available(sku: Sku) -> bool:
     """On sale now: live, its product built, and a route that can take the payment."""
-    return sku.is_live and sku.sku in _products_built() and route_available("x402")
+    return sku_status(sku) == Sku.Status.LIVE.value
 
 
 # --- payment descriptions ---------------------------------------------------------------
@@ -345,7 +375,7 @@ def manifest(base: str) -> s.ManifestOut:
             "webhook_events": absolute(base, "/api/a2a/webhooks/events"),
         },
         attestation_signer=_attestation_signer(),
-        skus=[sku_out(x) for x in live_skus()],
+        skus=[sku_out(x) for x in listed_skus()],
     )
 
 
@@ -451,6 +481,7 @@ def federated_agents(base: str) -> s.FederatedAgentsOut:
 
 def partner_catalog(base: str) -> s.PartnerCatalogOut:
     partners = [partner_out(p) for p in PartnerAgent.objects.filter(enabled=True)]
+    # The federation SKU is named with its honest status (coming_soon until it is built).
     fed = Sku.objects.live().filter(sku="federation_signal_resale").first()
     return s.PartnerCatalogOut(
         partners=partners,
@@ -461,8 +492,26 @@ def partner_catalog(base: str) -> s.PartnerCatalogOut:
     )
 
 
+def teaser_availability(sku: Sku | None) -> tuple[bool, str]:
+    """Whether a teaser's paid product would deliver now, and why not: on sale, then the
+    product's own cheap content check (a query, never a run of the product)."""
+    from catalog.products.registry import product_has_content
+
+    if sku is None:
+        return False, "this teaser has no paid product"
+    status = sku_status(sku)
+    if status == SKU_COMING_SOON:
+        return False, f"{sku.sku} is not built yet (coming soon)"
+    if status == Sku.Status.DISABLED:
+        return False, f"{sku.sku} is switched off"
+    if status == SKU_UNAVAILABLE:
+        return False, "the x402 payment route is not available"
+    return product_has_content(sku.sku)
+
+
 def _teaser_out(teaser: Teaser) -> s.TeaserOut:
     sku = teaser.sku
+    available, reason = teaser_availability(sku)
     return s.TeaserOut(
         name=teaser.name,
         title=teaser.title,
@@ -473,7 +522,8 @@ def _teaser_out(teaser: Teaser) -> s.TeaserOut:
         price_usdc=sku.price_usdc if sku else None,
         credit_path=teaser.credit_path or None,
         session_callable=bool(sku and sku.session_callable),
-        available=bool(sku and sku_available(sku)),
+        available=available,
+        unavailable_reason=reason or None,
         updated_at=iso(teaser.updated_at) or "",
     )
 
@@ -492,12 +542,11 @@ def grants_readiness(base: str) -> s.TeaserOut:
 
 
 def marketplace_capabilities() -> list[s.MarketplaceCapabilityOut]:
-    built = _products_built()
     skus = {x.sku: x for x in Sku.objects.filter(sku__in=[v for v in MARKETPLACE_CAPABILITIES.values() if v])}
     out = []
     for name, sku_name in MARKETPLACE_CAPABILITIES.items():
         sku = skus.get(sku_name) if sku_name else None
-        available = True if sku_name is None else bool(sku and sku.is_live and sku_name in built)
+        available = True if sku_name is None else bool(sku and sku_available(sku))
         out.append(
             s.MarketplaceCapabilityOut(
                 name=name, paid=sku_name is not None, sku=sku_name, available=available
@@ -532,7 +581,7 @@ def marketplace_listing(base: str) -> s.MarketplaceListingOut:
         asset=settings.USDC_ADDRESS,
         pay_to=settings.TREASURY_ADDRESS,
         capabilities=marketplace_capabilities(),
-        skus=[sku_out(x) for x in live_skus()],
+        skus=[sku_out(x) for x in listed_skus()],
         openapi=absolute(base, "/api/a2a/openapi.json"),
     )
 
@@ -586,7 +635,7 @@ def m2m_discovery(base: str) -> s.M2MDiscoveryOut:
             "facilitator": facilitator_url(base),
             "well_known": absolute(base, "/.well-known/x402"),
         },
-        paid_sku_count=Sku.objects.live().count(),
+        paid_sku_count=on_sale().count(),
     )
 
 
@@ -623,7 +672,7 @@ def live_desk_out(x: Sku) -> s.LiveDeskOut:
 
 
 def live_desks(base: str) -> s.LiveDesksOut:
-    desks = [live_desk_out(x) for x in Sku.objects.live().filter(family__in=["trading", "risk"])]
+    desks = [live_desk_out(x) for x in on_sale().filter(family__in=["trading", "risk"])]
     return s.LiveDesksOut(
         desks=desks, count=len(desks), session_pack=absolute(base, "/api/a2a/x402/session/desk-pack")
     )
@@ -633,7 +682,7 @@ def revenue_discovery(base: str) -> s.RevenueDiscoveryOut:
     skus = {x.sku: x for x in Sku.objects.all()}
     signal = skus.get("signal_desk_pack")
     return s.RevenueDiscoveryOut(
-        hero_skus=[sku_out(x) for x in Sku.objects.live().filter(hero=True)],
+        hero_skus=[sku_out(x) for x in on_sale().filter(hero=True)],
         signal_desk={
             "sku": signal.sku if signal else None,
             "path": absolute(base, signal.path) if signal else None,
@@ -650,7 +699,7 @@ def revenue_discovery(base: str) -> s.RevenueDiscoveryOut:
         },
         session_billing=[
             {"sku": x.sku, "path": absolute(base, x.path), "price_usdc": x.price_usdc, "headline": x.headline}
-            for x in Sku.objects.live().filter(family="session")
+            for x in on_sale().filter(family="session")
         ],
         partner_feed={
             "teaser": absolute(base, "/api/a2a/prediction/partner-feed/teaser"),
@@ -765,8 +814,8 @@ def erc8004_agent_card(base: str) -> s.Erc8004AgentCardOut:
 
 
 def hero_pack(base: str) -> s.HeroPackOut:
-    hero = list(Sku.objects.live().filter(hero=True))
-    promo = Sku.objects.live().filter(sku="morning_brief_promo").first()
+    hero = list(on_sale().filter(hero=True))
+    promo = on_sale().filter(sku="morning_brief_promo").first()
     piece = EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.PROMOTION).first()
     return s.HeroPackOut(
         hero_skus=[sku_out(x) for x in hero],
@@ -832,7 +881,7 @@ def mcp_catalog(base: str) -> s.McpCatalogOut:
 def index_routes(base: str) -> s.IndexRoutesOut:
     agents = []
     for agent in CatalogAgent.objects.filter(enabled=True).prefetch_related("skus"):
-        skus = [x for x in agent.skus.all() if x.is_live]
+        skus = [x for x in agent.skus.all() if sku_available(x)]
         agents.append(
             s.IndexRouteAgentOut(
                 agent=agent.slug,
@@ -842,7 +891,7 @@ def index_routes(base: str) -> s.IndexRoutesOut:
                 hero_skus=[x.sku for x in skus if x.hero],
             )
         )
-    return s.IndexRoutesOut(agents=agents, x402_routes=Sku.objects.live().count())
+    return s.IndexRoutesOut(agents=agents, x402_routes=on_sale().count())
 
 
 def conversion(base: str) -> s.ConversionOut:
@@ -865,7 +914,7 @@ def conversion(base: str) -> s.ConversionOut:
         payment_attempts=counts["attempts"],
         sales=counts["sales"],
         challenge_to_sale_pct=round(100.0 * counts["sales"] / challenges, 2) if challenges else None,
-        skus_live=Sku.objects.live().count(),
+        skus_live=on_sale().count(),
         skus_activated=counts["skus_activated"],
         revenue_usdc={
             "24h": usdc_from_atomic(revenue_atomic_since(hours=24)),
@@ -879,7 +928,7 @@ def monetization_status(base: str) -> s.MonetizationStatusOut:
     return s.MonetizationStatusOut(
         credit_billing_enabled=BillingSettings.load().credit_billing_enabled,
         payment_routes=[s.PaymentRouteState(**r) for r in routes_state()],
-        skus_live=Sku.objects.live().count(),
+        skus_live=on_sale().count(),
         skus_disabled=Sku.objects.exclude(status=Sku.Status.LIVE).count(),
         network=settings.X402_NETWORK,
         treasury_address=settings.TREASURY_ADDRESS,
@@ -888,7 +937,7 @@ def monetization_status(base: str) -> s.MonetizationStatusOut:
 
 
 def client_bundle(base: str) -> s.ClientBundleOut:
-    skus = list(Sku.objects.live().filter(client_bundle=True))
+    skus = list(on_sale().filter(client_bundle=True))
     return s.ClientBundleOut(
         skus=[sku_out(x) for x in skus],
         total_price_usdc=usdc_from_atomic(sum(x.price_atomic for x in skus)),
@@ -998,7 +1047,7 @@ def platform_stats(base: str) -> s.PlatformStatsOut:
     all_time = sales_window(days=None)
     return s.PlatformStatsOut(
         generated_at=iso(timezone.now()) or "",
-        skus_live=Sku.objects.live().count(),
+        skus_live=on_sale().count(),
         skus_total=Sku.objects.count(),
         news_items=NewsItem.objects.count(),
         news_items_24h=NewsItem.objects.filter(ingested_at__gte=timezone.now() - timedelta(hours=24)).count(),
@@ -1029,13 +1078,14 @@ def rpc_index(base: str) -> s.RpcIndexOut:
                 affiliate_url=ep.affiliate_url or None,
                 probes_24h=len(probes),
                 success_rate_24h=round(100.0 * len(ok) / len(probes), 1) if probes else None,
-                median_latency_ms_24h=round(statistics.median(p.latency_ms for p in ok), 2) if ok else None,
+                median_latency_ms_24h=round(statistics.median(p.latency_ms for p in ok if p.latency_ms is not None), 2) if ok else None,
                 last_block=next((p.block_number for p in probes if p.block_number is not None), None),
                 last_probed_at=iso(last.probed_at) if last else None,
             )
         )
     ranked = sorted(
-        (e for e in entries if e.median_latency_ms_24h is not None), key=lambda e: e.median_latency_ms_24h
+        (e for e in entries if e.median_latency_ms_24h is not None),
+        key=lambda e: e.median_latency_ms_24h or 0.0,  # never None here (filtered); 0.0 satisfies the type
     )
     return s.RpcIndexOut(endpoints=entries, ranking=[e.name for e in ranked])
 
@@ -1076,7 +1126,8 @@ def _closed_pnls(days: int) -> dict[str, list[float]]:
     by_desk: dict[str, list[float]] = {}
     rows = DeskSignal.objects.filter(closed_at__gte=since, pnl_pct__isnull=False).order_by("closed_at")
     for desk, pnl in rows.values_list("desk", "pnl_pct"):
-        by_desk.setdefault(desk, []).append(float(pnl))
+        if pnl is not None:  # excluded by the query; the check narrows the type
+            by_desk.setdefault(desk, []).append(float(pnl))
     return by_desk
 
 
@@ -1107,6 +1158,7 @@ def x402_status(base: str) -> s.X402StatusOut:
     skus = live_skus()
     return s.X402StatusOut(
         live_skus=len(skus),
+        coming_soon=[x.sku for x in Sku.objects.live().exclude(sku__in=_products_built())],
         network=settings.X402_NETWORK,
         asset=settings.USDC_ADDRESS,
         pay_to=settings.TREASURY_ADDRESS,
@@ -1231,7 +1283,7 @@ def prediction_market_out(m: PredictionMarket) -> s.PredictionMarketOut:
 
 
 def prediction_paid() -> list[s.SkuOut]:
-    return [sku_out(x) for x in Sku.objects.live().filter(family="prediction")]
+    return [sku_out(x) for x in on_sale().filter(family="prediction")]
 
 
 def predictionvenue_catalog(base: str, *, limit: int) -> s.PredictionVenueCatalogOut:
@@ -1295,7 +1347,7 @@ def tokenized_watchlist(base: str) -> s.TokenizedWatchlistOut:
             "auto_route": "manual routing only",
             "session_desk": absolute(base, "/api/a2a/x402/tokenized/session-desk"),
         },
-        paid=[sku_out(x) for x in Sku.objects.live().filter(family="tokenized")],
+        paid=[sku_out(x) for x in on_sale().filter(family="tokenized")],
     )
 
 
@@ -1303,7 +1355,8 @@ def morning_brief(base: str) -> s.MorningBriefOut:
     piece = EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).first()
     sku = Sku.objects.filter(sku="morning_brief").first()
     return s.MorningBriefOut(
-        available=piece is not None,
+        # Available only when the paid brief would be delivered: a piece exists and it is on sale.
+        available=piece is not None and sku is not None and sku_available(sku),
         id=piece.id if piece else None,
         title=piece.title if piece else None,
         summary=piece.summary if piece else None,
@@ -1369,7 +1422,7 @@ def agent_status(base: str, slug: str) -> s.AgentStatusOut:
         slug=agent.slug,
         name=agent.name,
         status="online" if agent.enabled else "disabled",
-        skus_live=sum(1 for x in agent.skus.all() if x.is_live),
+        skus_live=sum(1 for x in agent.skus.all() if sku_available(x)),
         chat=absolute(base, f"/api/a2a/agents/{agent.slug}/chat"),
     )
 
@@ -1381,7 +1434,7 @@ def agent_manifest(base: str, slug: str) -> s.AgentManifestOut:
         name=agent.name,
         description=agent.description,
         skills=[agent_skill(r) for r in agent.skills],
-        skus=[sku_out(x) for x in agent.skus.all() if x.is_live],
+        skus=[sku_out(x) for x in agent.skus.all() if sku_available(x)],
         endpoints={
             "chat": absolute(base, f"/api/a2a/agents/{agent.slug}/chat"),
             "status": absolute(base, f"/api/a2a/agents/{agent.slug}/status"),
@@ -1464,9 +1517,10 @@ def program_health(base: str) -> s.ProgramHealthOut:
         }
         built = _products_built()
         skus = {
-            "live": Sku.objects.live().count(),
+            "live": on_sale().count(),
             "disabled": Sku.objects.exclude(status=Sku.Status.LIVE).count(),
             "products_built": Sku.objects.filter(sku__in=built).count(),
+            "coming_soon": Sku.objects.live().exclude(sku__in=built).count(),
         }
         agents = {
             "catalog": CatalogAgent.objects.filter(enabled=True).count(),

@@ -87,8 +87,8 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
             "skills": spec["skills"],
             "sort_order": order,
         }
-        manager = CatalogAgent.objects.update_or_create if reset else CatalogAgent.objects.get_or_create
-        agent, was_created = manager(slug=spec["slug"], defaults=values)
+        agent_manager = CatalogAgent.objects.update_or_create if reset else CatalogAgent.objects.get_or_create
+        agent, was_created = agent_manager(slug=spec["slug"], defaults=values)
         if was_created or reset:
             agent.skus.set([skus[s] for s in spec["skus"] if s in skus])
         created["agents"] += was_created
@@ -100,22 +100,22 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
             "description": description,
             "skill_md": skill_md(pack_id, name, framework),
         }
-        manager = (
+        pack_manager = (
             AgentFrameworkPack.objects.update_or_create if reset else AgentFrameworkPack.objects.get_or_create
         )
-        _, was_created = manager(pack_id=pack_id, defaults=values)
+        _, was_created = pack_manager(pack_id=pack_id, defaults=values)
         created["packs"] += was_created
 
     for order, spec in enumerate(INTEGRATIONS):
         values = {**{k: v for k, v in spec.items() if k != "slug"}, "sort_order": order}
-        manager = Integration.objects.update_or_create if reset else Integration.objects.get_or_create
-        _, was_created = manager(slug=spec["slug"], defaults=values)
+        integration_manager = Integration.objects.update_or_create if reset else Integration.objects.get_or_create
+        _, was_created = integration_manager(slug=spec["slug"], defaults=values)
         created["integrations"] += was_created
 
     for slug, name, description, sku_name in TRADING_MODULES:
         values = {"name": name, "description": description, "sku": skus.get(sku_name)}
-        manager = TradingModule.objects.update_or_create if reset else TradingModule.objects.get_or_create
-        _, was_created = manager(slug=slug, defaults=values)
+        module_manager = TradingModule.objects.update_or_create if reset else TradingModule.objects.get_or_create
+        _, was_created = module_manager(slug=slug, defaults=values)
         created["modules"] += was_created
 
     from billing.models import BillingSettings, WhaleTier

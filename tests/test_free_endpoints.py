@@ -294,9 +294,11 @@ def test_storefront_has_exactly_the_documented_fields(api):
 
 
 def test_storefront_heroes_tiers_and_prices_match_the_document(api):
-    body = api.get("/api/a2a/discovery/storefront").json()
-    hero = {s["sku"]: s for s in body["storefront_skus"]}
-    assert set(hero) == {
+    # The storefront lists only what is on sale (answers 402): the document's heroes whose
+    # product is built. The others keep their tier and price in the manifest, as coming_soon.
+    from catalog.products.registry import products_built
+
+    documented_heroes = {
         "news_unlock",
         "morning_brief_promo",
         "prediction_starter_bundle",
@@ -311,13 +313,28 @@ def test_storefront_heroes_tiers_and_prices_match_the_document(api):
         "morning_brief",
         "defi_yield_scout",
     }
-    assert {s["sku"] for s in body["growth_skus"]} == {
+    documented_growth = {
         "mev_exec_hint_pack",
         "federation_signal_resale",
         "intent_solver_desk",
         "tokenized_auto_route",
     }
-    assert hero["grid_range_desk"]["tier"] == "D" and hero["grid_range_desk"]["intel_only"] is True
+    built = products_built()
+    body = api.get("/api/a2a/discovery/storefront").json()
+    hero = {s["sku"]: s for s in body["storefront_skus"]}
+    assert set(hero) == documented_heroes & built == {
+        "news_unlock",
+        "morning_brief_promo",
+        "m2m_session_desk",
+        "telemetry_detail",
+        "morning_brief",
+    }
+    assert {s["sku"] for s in body["growth_skus"]} == documented_growth & built == set()
+    listed = {s["sku"]: s for s in api.get("/api/a2a/ai-agent.json").json()["skus"]}
+    assert {k for k, v in listed.items() if v["hero"]} == documented_heroes
+    assert {k for k, v in listed.items() if v["tier"] and not v["hero"]} == documented_growth
+    assert listed["grid_range_desk"]["tier"] == "D" and listed["grid_range_desk"]["intel_only"] is True
+    assert listed["grid_range_desk"]["status"] == "coming_soon"
     assert hero["m2m_session_desk"]["price_usdc"] == 1.5 and hero["news_unlock"]["tier"] == "L"
     assert all(s["status"] == "live_x402" for s in body["storefront_skus"])
     assert body["primary_entry"] == "news_unlock"
@@ -351,25 +368,27 @@ def _pay(
 
 
 def test_published_figures_are_computed_from_payment_records(api):
-    _pay("sentiment")
-    _pay("sentiment", payer="0x" + "2" * 40)
-    _pay("sentiment", days_ago=40)
-    _pay("sentiment", state=Payment.State.FAILED)
+    _pay("telemetry_detail")
+    _pay("telemetry_detail", payer="0x" + "2" * 40)
+    _pay("telemetry_detail", days_ago=40)
+    _pay("telemetry_detail", state=Payment.State.FAILED)
     _pay("morning_brief")
     store = {s["sku"]: s for s in api.get("/api/a2a/discovery/storefront").json()["storefront_skus"]}
-    st = store["sentiment"]
+    st = store["telemetry_detail"]
     assert (st["sales_30d"], st["sales_all_time"]) == (2, 3)
-    assert st["revenue_30d_usdc"] == pytest.approx(0.1) and st["revenue_all_time_usdc"] == pytest.approx(0.15)
+    assert st["revenue_30d_usdc"] == pytest.approx(0.08) and st["revenue_all_time_usdc"] == pytest.approx(0.12)
     assert st["trust_score"] == pytest.approx(66.7)  # 2 delivered of 3 attempts in 30 days
     assert store["morning_brief"]["sales_30d"] == 1 and store["news_unlock"]["sales_30d"] == 0
     stats = api.get("/api/a2a/platform/stats").json()
     assert stats["sales_all_time"] == 4 and stats["paying_wallets"] == 2
-    assert stats["revenue_all_time_usdc"] == pytest.approx(0.23)
+    assert stats["revenue_all_time_usdc"] == pytest.approx(0.20)
     funnel = api.get("/api/a2a/monetization/conversion").json()
     assert funnel["sales"] == 3 and funnel["payment_attempts"] == 4 and funnel["skus_activated"] == 2
-    assert funnel["revenue_usdc"]["24h"] == pytest.approx(0.18)
+    assert funnel["revenue_usdc"]["24h"] == pytest.approx(0.16)
     status = api.get("/api/a2a/x402/status").json()
-    assert status["live_skus"] == Sku.objects.filter(status="live_x402").count() == 44
+    # 44 SKUs are switched on, 14 have a built product: only those answer 402 and are counted.
+    assert Sku.objects.filter(status="live_x402").count() == 44
+    assert status["live_skus"] == len(status["skus"]) == 14 and len(status["coming_soon"]) == 30
     assert status["performance_30d"]["sales"] == 3
 
 
@@ -430,17 +449,21 @@ def test_morning_brief_free_shows_only_the_published_summary(api):
 
 
 def test_disabled_sku_leaves_the_catalogs_and_its_path(api):
-    Sku.objects.filter(sku="sentiment").update(status=Sku.Status.DISABLED)
+    # telemetry_detail is built (one of the 14 on sale): switched off, it leaves every list.
+    Sku.objects.filter(sku="telemetry_detail").update(status=Sku.Status.DISABLED)
     store = api.get("/api/a2a/discovery/storefront").json()
-    assert "sentiment" not in {s["sku"] for s in store["storefront_skus"]}
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 43
-    assert api.get("/api/a2a/x402/sentiment").status_code == 404
+    assert "telemetry_detail" not in {s["sku"] for s in store["storefront_skus"]}
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 13
+    assert "telemetry_detail" not in {r["sku"] for r in api.get("/.well-known/x402").json()["resources"]}
+    assert "telemetry_detail" not in {s["sku"] for s in api.get("/api/a2a/ai-agent.json").json()["skus"]}
+    assert api.get("/api/a2a/x402/telemetry/detail").status_code == 404
     teaser = Teaser.objects.get(name="copy-signals")
     assert teaser.sku.sku == "copy_signals"
 
 
 def test_well_known_x402_lists_every_live_paid_resource(api):
+    # Only the 14 SKUs with a built product are paid resources; the other 30 are coming soon.
     body = api.get("/.well-known/x402").json()
-    assert len(body["resources"]) == 44
+    assert len(body["resources"]) == 14
     news = [r for r in body["resources"] if r["sku"] == "news_unlock"][0]
     assert news["amount"] == "100000" and news["network"] == "eip155:8453" and news["scheme"] == "exact"

@@ -33,7 +33,8 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
 from django.conf import settings
@@ -41,6 +42,7 @@ from django.core.exceptions import DisallowedHost
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import connections
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 
 from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
 from catalog.api.errors import rate_limited_body
@@ -192,7 +194,8 @@ def fast_routes() -> dict[str, FastRoute]:
     routes = {}
     for path, sku in candidates.items():
         if _may_run_first(product_get(sku)):
-            view = resolve(path).func.view_class
+            # as_view() sets view_class on the function it returns; the stubs type it as a bare callable.
+            view = resolve(path).func.view_class  # type: ignore[attr-defined]
             # As Django's View: HEAD is answered wherever GET is.
             allowed = [
                 m
@@ -210,11 +213,11 @@ def _may_run_first(product: Product | None) -> bool:
 class CreditFastPath:
     """WSGI middleware around Django's application."""
 
-    def __init__(self, app: Callable) -> None:
+    def __init__(self, app: WSGIApplication) -> None:
         self.app = app
         self._routes: dict[str, FastRoute] | None = None
         self._renderer = JSONRenderer()
-        self._bases: dict[tuple, str] = {}
+        self._bases: dict[tuple[str | None, ...], str] = {}
 
     def routes(self) -> dict[str, FastRoute]:
         if self._routes is None:
@@ -239,7 +242,7 @@ class CreditFastPath:
             self._bases[memo_key] = base
         return base
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if (
             environ.get("REQUEST_METHOD") != "GET"
             or "HTTP_X_API_KEY" not in environ
@@ -295,7 +298,8 @@ class CreditFastPath:
             return None
         throttle = ClientRateThrottle()
         wait = throttle.rate and BUFFERED_WINDOWS.take(
-            ident=throttle.get_ident(_ThrottleRequest(environ)),
+            # get_ident reads only META and headers, which _ThrottleRequest has (no DRF Request here).
+            ident=throttle.get_ident(cast(Request, _ThrottleRequest(environ))),
             num_requests=throttle.num_requests,
             duration=throttle.duration,
         )
@@ -304,6 +308,8 @@ class CreditFastPath:
             retry = [("Allow", route.allow), ("Retry-After", str(body["retry_after"]))]
             return _json_answer("429 Too Many Requests", body, retry)
         product = product_get(route.sku)
+        if product is None:  # withdrawn since the routes were built: Django answers (404/503)
+            return None
         call = ProductCall(sku=None, params=None, base_url=base, payer=holder.wallet_address)
         content = product.run(call)  # raises (ProductFailed or a bug): Django answers, uncharged
         body = self._renderer.render(content)
@@ -335,12 +341,12 @@ class _ThrottleRequest:
         self.headers = {"x-forwarded-for": environ.get("HTTP_X_FORWARDED_FOR")}
 
 
-def _raw(conn: Any) -> psycopg.Connection | None:
+def _raw(conn: Any) -> psycopg.Connection[tuple[Any, ...]] | None:
     """Django's connection of this thread, if it is in autocommit (no transaction open)."""
     conn.ensure_connection()
     if conn.in_atomic_block or not conn.get_autocommit():
         return None
-    raw = conn.connection
+    raw: psycopg.Connection[tuple[Any, ...]] = conn.connection
     if raw.prepare_threshold is None:
         # Django turns psycopg's prepared statements off; its own cursors bind client-side
         # and never prepare, so this only lets the fast path's server-side cursors prepare
@@ -392,6 +398,8 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
         _close(conn)
         try:
             raw = _raw(conn)
+            if raw is None:  # inside a transaction now: the ledger cannot be read here
+                raise ChargeUnconfirmed(params["reference"])
             with psycopg.Cursor(raw) as cur:
                 row = cur.execute(LEDGER_ROW_SQL, params).fetchone()
         except Exception as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from django.urls import path
 from pydantic import Field
@@ -33,7 +33,7 @@ class MmHintQuery(QueryModel):
 M, ACC, T = "market-data", "accounts", "telemetry"
 
 # (method, path, operation id, summary, tag, product SKU, query, body[, deprecated])
-CREDIT_ROUTES: list[tuple] = [
+CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("GET", "api/a2a/signals", "signals", "Trading signals", M, "signals", None, None),
     ("GET", "api/a2a/tokenized/signals", "tokenized_signals", "Tokenized asset signals", M, None, None, None),
     (

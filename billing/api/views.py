@@ -263,7 +263,7 @@ class CreditRouteView(ApiView):
         return credit_serve(request=request, account=account, sku=sku, path_params=params)
 
 
-def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict | None) -> Response:
+def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict[str, Any] | None) -> Response:
     """Run the SKU's product for a credit account and debit its price, atomically: the
     debit, the product and the ledger row commit together or not at all."""
     product = product_get(sku.sku)
@@ -271,6 +271,7 @@ def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict 
         raise ProductUnavailable(
             f"{sku.sku} is not available yet; nothing was charged", extra={"sku": sku.sku, "charged": False}
         )
+    params: QueryModel | None
     if path_params is not None and product.params is not None:
         params = product.params.model_validate(path_params)
     else:

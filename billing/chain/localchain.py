@@ -14,10 +14,14 @@ import time
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from hexbytes import HexBytes
 from web3 import Web3
+from web3.contract import Contract
+from web3.types import RPCEndpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -31,12 +35,14 @@ GAS_ETH_WEI = 100 * 10**18
 @cache
 def dev_account(index: int) -> LocalAccount:
     Account.enable_unaudited_hdwallet_features()
-    return Account.from_mnemonic(ANVIL_MNEMONIC, account_path=f"m/44'/60'/0'/0/{index}")
+    account: LocalAccount = Account.from_mnemonic(ANVIL_MNEMONIC, account_path=f"m/44'/60'/0'/0/{index}")
+    return account
 
 
 @cache
-def artifact(name: str) -> dict:
-    return json.loads((ARTIFACTS / f"{name}.json").read_text())
+def artifact(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((ARTIFACTS / f"{name}.json").read_text())
+    return loaded
 
 
 def anvil_binary() -> Path:
@@ -51,10 +57,11 @@ def anvil_binary() -> Path:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def anvil_start(*, port: int, chain_id: int = 8453, block_time: float | None = None) -> subprocess.Popen:
+def anvil_start(*, port: int, chain_id: int = 8453, block_time: float | None = None) -> subprocess.Popen[bytes]:
     cmd = [
         str(anvil_binary()),
         "--host",
@@ -84,7 +91,7 @@ def rpc_wait(url: str, timeout: float = 20.0) -> Web3:
     raise TimeoutError(f"no JSON-RPC answer at {url}")
 
 
-def usdc_contract(w3: Web3, address: str):
+def usdc_contract(w3: Web3, address: str) -> Contract:
     return w3.eth.contract(address=Web3.to_checksum_address(address), abi=artifact("UsdcStandIn")["abi"])
 
 
@@ -92,9 +99,9 @@ def stack_install(w3: Web3, *, usdc_address: str) -> None:
     """Install the token and Multicall3, make #0 the minter, fund the payer and the gas key.
     Idempotent: running it again on the same chain changes nothing that is already set."""
     usdc_address = Web3.to_checksum_address(usdc_address)
-    w3.provider.make_request("anvil_setCode", [usdc_address, artifact("UsdcStandIn")["deployedBytecode"]])
+    w3.provider.make_request(RPCEndpoint("anvil_setCode"), [usdc_address, artifact("UsdcStandIn")["deployedBytecode"]])
     w3.provider.make_request(
-        "anvil_setCode", [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
+        RPCEndpoint("anvil_setCode"), [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
     )
     token = usdc_contract(w3, usdc_address)
     deployer = dev_account(DEPLOYER).address
@@ -104,7 +111,7 @@ def stack_install(w3: Web3, *, usdc_address: str) -> None:
     missing = DEMO_PAYER_USDC_ATOMIC - token.functions.balanceOf(payer).call()
     if missing > 0:
         _wait(w3, token.functions.mint(payer, missing).transact({"from": deployer}))
-    w3.provider.make_request("anvil_setBalance", [dev_account(FACILITATOR).address, hex(GAS_ETH_WEI)])
+    w3.provider.make_request(RPCEndpoint("anvil_setBalance"), [dev_account(FACILITATOR).address, hex(GAS_ETH_WEI)])
 
 
 def usdc_mint(w3: Web3, *, usdc_address: str, to: str, amount_atomic: int) -> None:
@@ -117,7 +124,7 @@ def usdc_mint(w3: Web3, *, usdc_address: str, to: str, amount_atomic: int) -> No
     )
 
 
-def _wait(w3: Web3, tx_hash: bytes) -> None:
+def _wait(w3: Web3, tx_hash: HexBytes) -> None:
     receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
     if receipt["status"] != 1:
         raise RuntimeError(f"transaction {tx_hash.hex()} reverted")

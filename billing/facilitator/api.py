@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from x402 import x402FacilitatorSync
+from x402.schemas import PaymentPayload, PaymentPayloadV1, PaymentRequirements, PaymentRequirementsV1
 from x402.schemas.helpers import parse_payment_payload, parse_payment_requirements
 
 from billing.facilitator.service import facilitator_get
@@ -59,7 +61,7 @@ class SupportedOut(BaseModel):
     signers: dict[str, list[str]]
 
 
-def _facilitator():
+def _facilitator() -> x402FacilitatorSync:
     facilitator = facilitator_get()
     if facilitator is None:
         raise ProductUnavailable(
@@ -69,7 +71,9 @@ def _facilitator():
     return facilitator
 
 
-def _parse(request: Request):
+def _parse(
+    request: Request,
+) -> tuple[PaymentPayload | PaymentPayloadV1, PaymentRequirements | PaymentRequirementsV1]:
     body = parse_body(request, FacilitatorRequest)
     try:
         payload = parse_payment_payload({"x402Version": body.x402Version, **body.paymentPayload})
@@ -136,7 +140,7 @@ def _not_claimed(payload: Any, requirements: Any) -> str | None:
     return None if claimed else "this facilitator settles only payments the service has claimed for a sale"
 
 
-def _dump(model: Any) -> dict[str, Any]:
+def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 

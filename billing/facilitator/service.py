@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
+from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import TimeExhausted, TransactionNotFound
 from x402 import x402FacilitatorSync
@@ -65,7 +66,7 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
         settles the payment once; the reconciler finds it by the token's event."""
         w3: Web3 = self._w3
         try:
-            tx = w3.eth.get_transaction(tx_hash)
+            tx = w3.eth.get_transaction(HexStr(tx_hash))
         except TransactionNotFound:
             return None
         if tx.get("blockNumber") is not None:

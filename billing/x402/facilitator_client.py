@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import httpx
 from django.conf import settings
+from x402 import x402FacilitatorSync
 from x402.http import FacilitatorConfig, HTTPFacilitatorClientSync
 from x402.http.facilitator_client_base import AuthHeaders
 from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
@@ -84,7 +85,7 @@ def facilitator_client() -> HTTPFacilitatorClientSync:
     )
 
 
-def _local():  # type: ignore[no-untyped-def]
+def _local() -> x402FacilitatorSync:
     facilitator = facilitator_get()
     if facilitator is None:
         raise FacilitatorUnavailable(

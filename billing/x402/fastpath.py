@@ -25,6 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from redis.commands.core import Script
 
 from catalog.counters import counter_hash, redis_client
 from catalog.fastcache import Answer, PushInvalidatedCopy
@@ -121,7 +122,7 @@ class ChallengeFastPath:
 
     def __init__(self, app: Callable) -> None:
         self.app = app
-        self._script = None
+        self._script: Script | None = None
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")

@@ -171,7 +171,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, drf_exceptions.ValidationError):
         return Response({"detail": _validation_errors_from_drf(exc.detail, ["body"])}, status=422)
     if isinstance(exc, drf_exceptions.Throttled):
-        body = rate_limited_body(exc.wait)
+        # drf-stubs omit Throttled.wait, which Throttled.__init__ sets (seconds or None).
+        body = rate_limited_body(exc.wait)  # type: ignore[attr-defined]
         headers["Retry-After"] = str(body["retry_after"])
         return Response(body, status=429, headers=headers)
     if isinstance(exc, Http404 | drf_exceptions.NotFound):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
 
@@ -91,7 +92,7 @@ class BoundedJSONParser(JSONParser):
     """DRF's JSON parser with the limits above; each refusal is a 422 HTTPValidationError
     with loc ["body", ...]: body_too_large, json_too_deep, json_invalid, string_unstorable."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         # Imported here: rest_framework.views loads this parser while catalog.api.errors,
         # which imports rest_framework.views, is still being imported.
         from catalog.api.errors import RequestValidationError

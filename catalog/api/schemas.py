@@ -66,7 +66,13 @@ class SkuOut(Out):
     path: str
     env_price: str
     default: float = Field(description="default (list) price in USDC")
-    status: str = Field(description="live_x402 or disabled")
+    status: Literal["live_x402", "coming_soon", "unavailable", "disabled"] = Field(
+        description=(
+            "live_x402: on sale, answers 402 unpaid; coming_soon: listed but its product is not "
+            "built yet (answers 503); unavailable: built but the x402 route is down; disabled: "
+            "switched off by staff"
+        )
+    )
     marketplace_paid: bool
     tier: str | None = Field(description="L, A, B, C, D; null when untiered")
     hero: bool | None = None
@@ -326,7 +332,9 @@ class ProgramHealthOut(Out):
     broker: ComponentHealth
     worker: WorkerHealth
     catalogs: dict[str, int] = Field(description="row counts of the catalogs")
-    skus: dict[str, int] = Field(description="live, disabled and product-built SKU counts")
+    skus: dict[str, int] = Field(description=(
+            "SKU counts: live (answers 402), disabled, products_built, coming_soon (on but not built)"
+        ))
     agents: dict[str, int]
     venue_adapters: list[dict[str, Any]] = Field(description="per ingested venue: rows and newest update")
 
@@ -371,7 +379,12 @@ class TeaserOut(Out):
     price_usdc: float | None
     credit_path: str | None
     session_callable: bool
-    available: bool = Field(description="whether the paid product is built and on sale now")
+    available: bool = Field(
+        description="whether the paid product is on sale now and has content to deliver"
+    )
+    unavailable_reason: str | None = Field(
+        default=None, description="why available is false (not built, switched off, no data yet)"
+    )
     updated_at: str
 
 
@@ -649,7 +662,10 @@ class RpcIndexOut(Out):
 
 
 class X402StatusOut(Out):
-    live_skus: int
+    live_skus: int = Field(description="number of SKUs that answer 402 now (the skus list)")
+    coming_soon: list[str] = Field(
+        description="SKUs switched on but whose product is not built yet; not on sale, not counted"
+    )
     network: str
     asset: str
     pay_to: str
@@ -785,7 +801,7 @@ class TokenizedWatchlistOut(Out):
 
 
 class MorningBriefOut(Out):
-    available: bool
+    available: bool = Field(description="a brief is published and the paid brief is on sale now")
     id: int | None
     title: str | None
     summary: str | None

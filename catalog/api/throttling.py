@@ -156,6 +156,9 @@ BUFFERED_WINDOWS = BufferedWindows()
 
 class ClientRateThrottle(AnonRateThrottle):
     _wait: float | None = None
+    # Set by SimpleRateThrottle.__init__ from parse_rate(); drf-stubs does not declare them.
+    num_requests: int
+    duration: int
 
     def allow_request(self, request, view) -> bool:
         try:

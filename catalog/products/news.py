@@ -1,7 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 from pydantic import Field
@@ -22,9 +23,12 @@ class NewsUnlockParams(QueryModel):
 
 
 def _news_item(call: ProductCall) -> NewsItem:
-    item = NewsItem.objects.filter(pk=call.params.news_id).first()
+    # The registry validates the query with this product's params class (NewsUnlockParams) before
+    # running it, so the narrowing is a fact of registration, not a guess.
+    params = cast(NewsUnlockParams, call.params)
+    item = NewsItem.objects.filter(pk=params.news_id).first()
     if item is None:
-        raise NotFound(f"news item {call.params.news_id} does not exist")
+        raise NotFound(f"news item {params.news_id} does not exist")
     return item
 
 
@@ -75,11 +79,25 @@ def _digest(categories: list[str] | None, title: str) -> dict[str, Any]:
     }
 
 
-@register("news_digest", pure=True)
+def _has_news(categories: list[str] | None) -> Callable[[], tuple[bool, str]]:
+    """The cheap availability check of a digest: one EXISTS query over the digest's window."""
+
+    def check() -> tuple[bool, str]:
+        qs = NewsItem.objects.filter(ingested_at__gte=timezone.now() - DIGEST_WINDOW)
+        if categories:
+            qs = qs.filter(category__in=categories)
+        if qs.exists():
+            return True, ""
+        return False, "no news was ingested in the last 24 hours"
+
+    return check
+
+
+@register("news_digest", pure=True, available=_has_news(None))
 def news_digest(call: ProductCall) -> dict[str, Any]:
     return _digest(None, "News digest")
 
 
-@register("equity_news_digest", pure=True)
+@register("equity_news_digest", pure=True, available=_has_news(["equity"]))
 def equity_news_digest(call: ProductCall) -> dict[str, Any]:
     return _digest(["equity"], "Equity news digest")

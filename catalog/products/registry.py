@@ -49,6 +49,10 @@ class Product:
     # Called once the payer is known and before any payment is held (e.g. "this wallet needs
     # a credit account"): raises ProductFailed so nothing is claimed, settled or charged.
     ready: Callable[[ProductCall], None] | None = None
+    # A cheap check, without running the product, of whether it has content to deliver now:
+    # returns (True, "") or (False, reason). Free teasers use it so they do not advertise a
+    # product that would answer 503 (e.g. a brief before any piece is published).
+    available: Callable[[], tuple[bool, str]] | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}
@@ -62,12 +66,20 @@ def register(
     pure: bool = False,
     effects: bool = False,
     ready: Callable[[ProductCall], None] | None = None,
+    available: Callable[[], tuple[bool, str]] | None = None,
 ) -> Callable[[Callable[[ProductCall], dict[str, Any]]], Callable[[ProductCall], dict[str, Any]]]:
     def decorator(func: Callable[[ProductCall], dict[str, Any]]) -> Callable[[ProductCall], dict[str, Any]]:
         if sku in _PRODUCTS:
             raise ValueError(f"product {sku} registered twice")
         _PRODUCTS[sku] = Product(
-            sku=sku, run=func, params=params, price_for=price_for, pure=pure, effects=effects, ready=ready
+            sku=sku,
+            run=func,
+            params=params,
+            price_for=price_for,
+            pure=pure,
+            effects=effects,
+            ready=ready,
+            available=available,
         )
         return func
 
@@ -80,3 +92,13 @@ def product_get(sku: str) -> Product | None:
 
 def products_built() -> set[str]:
     return set(_PRODUCTS)
+
+
+def product_has_content(sku: str) -> tuple[bool, str]:
+    """Whether a built product has content to deliver now, by its cheap check (no check: yes)."""
+    product = _PRODUCTS.get(sku)
+    if product is None:
+        return False, "the product is not built yet"
+    if product.available is None:
+        return True, ""
+    return product.available()

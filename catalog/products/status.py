@@ -9,7 +9,13 @@ from catalog.models import TelemetryNode
 from catalog.products.registry import ProductCall, ProductFailed, register
 
 
-@register("telemetry_detail", pure=True)
+def _has_telemetry() -> tuple[bool, str]:
+    if TelemetryNode.objects.exists():
+        return True, ""
+    return False, "no telemetry has been ingested yet"
+
+
+@register("telemetry_detail", pure=True, available=_has_telemetry)
 def telemetry_detail(call: ProductCall) -> dict[str, Any]:
     nodes = list(TelemetryNode.objects.all())
     if not nodes:
