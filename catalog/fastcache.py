@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -367,6 +367,8 @@ def _within_rate(environ: dict[str, Any]) -> bool:
     """The client's rate limit, in the windows Django's throttle uses (one budget). Over it,
     Django answers (429 with Retry-After)."""
     # Imported here: the throttle module is imported by DRF's settings, after this one.
+    from rest_framework.request import Request
+
     from billing.api.credit_fastpath import _ThrottleRequest
     from catalog.api.throttling import BUFFERED_WINDOWS, ClientRateThrottle
 
@@ -375,7 +377,8 @@ def _within_rate(environ: dict[str, Any]) -> bool:
         if not throttle.rate:
             return True
         wait = BUFFERED_WINDOWS.take(
-            ident=throttle.get_ident(_ThrottleRequest(environ)),
+            # get_ident reads only META and headers, which _ThrottleRequest has (no DRF Request here).
+            ident=throttle.get_ident(cast(Request, _ThrottleRequest(environ))),
             num_requests=throttle.num_requests,
             duration=throttle.duration,
         )

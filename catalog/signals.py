@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Model
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import Signal, receiver
 
@@ -51,7 +52,7 @@ def forget_stored_challenges(sender: type, **kwargs: Any) -> None:
     transaction.on_commit(challenges_forget)
 
 
-def free_documents_change(model: type) -> bool:
+def free_documents_change(model: type[Model]) -> bool:
     """Whether a write to `model` may change a cached free document."""
     meta = model._meta
     return meta.app_label not in FREE_CACHE_IGNORED_APPS and meta.label not in FREE_CACHE_IGNORED_MODELS
