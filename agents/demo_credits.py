@@ -26,7 +26,8 @@ TRANSFER_ABI = [
     }
 ]
 DEPOSIT_USDC = 5
-# The watcher credits from the chain's "safe" block (anvil: 32 blocks, about 32 s at 1 s blocks).
+# The local stack credits after DEPOSIT_CONFIRMATIONS blocks (seconds); a stack run with
+# DEPOSIT_FINALITY_TAG=safe waits for anvil's safe block (32 blocks, about 32 s): room for both.
 CREDIT_WAIT_SECONDS = 120
 
 
