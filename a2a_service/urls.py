@@ -3,9 +3,9 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from a2a_service.core.admin_base import admin_login
+from a2a_service.core.openapi import OpenApiDocumentView
 from agents.api import AgentChatView, AgentHubChatView, AgentHubView, AgentView
-from catalog.admin_base import admin_login
-from catalog.api.openapi import OpenApiDocumentView
 from sessions_app.api import SessionCallView, SessionStatusView
 from webhooks.api import (
     WebhookDeleteView,
@@ -15,9 +15,9 @@ from webhooks.api import (
     WebhookTestView,
 )
 
-handler404 = "catalog.api.errors.json_not_found"
-handler500 = "catalog.api.errors.json_server_error"
-handler400 = "catalog.api.errors.json_bad_request"
+handler404 = "a2a_service.core.errors.json_not_found"
+handler500 = "a2a_service.core.errors.json_server_error"
+handler400 = "a2a_service.core.errors.json_bad_request"
 
 urlpatterns = [
     # Before the admin site: its login, throttled (the site's own links reverse to this path).

@@ -13,9 +13,9 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402
 
+from a2a_service.core.fastcache import FreeFastPath, request_is_secure  # noqa: E402
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
 from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
-from catalog.fastcache import FreeFastPath, request_is_secure  # noqa: E402
 
 
 class SecureFastPaths(ChallengeFastPath):

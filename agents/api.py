@@ -7,13 +7,13 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from a2a_service.core.errors import NotFound
+from a2a_service.core.inputs import parse_body
+from a2a_service.core.views import ApiView, base_url, ok
 from agents.chat import chat_reply
 from catalog import selectors
 from catalog.api import schemas as s
 from catalog.api.bodies import ChatBody
-from catalog.api.errors import NotFound
-from catalog.api.inputs import parse_body
-from catalog.api.views import ApiView, base_url, ok
 from catalog.models import CatalogAgent
 
 CHAT_RESPONSES = {200: s.ChatOut, 404: s.ErrorOut, 422: s.HTTPValidationError}

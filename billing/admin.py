@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
+from a2a_service.core.admin_base import ReadOnlyAdmin
 from billing.models import BillingSettings, Payment, WhaleTier
-from catalog.admin_base import ReadOnlyAdmin
 
 
 @admin.register(BillingSettings)
@@ -60,9 +60,9 @@ from django.template.response import TemplateResponse  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from django.utils.cache import add_never_cache_headers  # noqa: E402
 
+from a2a_service.core.money import atomic_from_usdc  # noqa: E402
 from billing.credits import api_key_issue, credit_add  # noqa: E402
 from billing.models import Account, ApiKey, ChainCursor, CreditAdjustment, Deposit, LedgerEntry  # noqa: E402
-from catalog.money import atomic_from_usdc  # noqa: E402
 
 
 @admin.register(Account)
@@ -179,7 +179,11 @@ class CreditAdjustmentAdmin(admin.ModelAdmin):
         return False
 
     def save_model(
-        self, request: HttpRequest, obj: CreditAdjustment, form: forms.ModelForm[CreditAdjustment], change: bool
+        self,
+        request: HttpRequest,
+        obj: CreditAdjustment,
+        form: forms.ModelForm[CreditAdjustment],
+        change: bool,
     ) -> None:
         entry = credit_add(
             account_id=form.cleaned_data["account"].id,

@@ -153,7 +153,9 @@ def signature_valid(*, wallet: str, message: str, signature: str) -> bool:
         answer = w3.eth.call(
             {
                 "to": address,
-                "data": HexStr("0x" + (ERC1271_SELECTOR + abi_encode(["bytes32", "bytes"], [digest, raw])).hex()),
+                "data": HexStr(
+                    "0x" + (ERC1271_SELECTOR + abi_encode(["bytes32", "bytes"], [digest, raw])).hex()
+                ),
             }
         )
     except (ConnectionError, TimeoutError, OSError) as exc:

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from django.db import models
 
-from catalog.money import usdc_from_atomic
+from a2a_service.core.money import usdc_from_atomic
 
 
 class BillingSettings(models.Model):

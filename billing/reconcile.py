@@ -127,7 +127,9 @@ def payment_reconcile(*, payment_id: int, w3: Web3 | None = None) -> str:
         payment_settle(payment_id=payment.id, tx_hash=tx_hash)
         logger.info("payment %s settled on chain in %s; the payer may collect it", payment.id, tx_hash)
         return "settled"
-    token = w3.eth.contract(address=Web3.to_checksum_address(settings.USDC_ADDRESS), abi=AUTHORIZATION_STATE_ABI)
+    token = w3.eth.contract(
+        address=Web3.to_checksum_address(settings.USDC_ADDRESS), abi=AUTHORIZATION_STATE_ABI
+    )
     used = token.functions.authorizationState(
         Web3.to_checksum_address(payment.payer), bytes.fromhex(payment.nonce.removeprefix("0x"))
     ).call()
@@ -139,7 +141,9 @@ def payment_reconcile(*, payment_id: int, w3: Web3 | None = None) -> str:
     if reverted or expired:
         # Nothing moved and (reverted) nothing is in flight, or (expired) nothing can move any more.
         payment_release(payment_id=payment.id)
-        logger.info("payment %s released: %s", payment.id, "reverted" if reverted else "authorization expired")
+        logger.info(
+            "payment %s released: %s", payment.id, "reverted" if reverted else "authorization expired"
+        )
         return "released"
     return "waiting"
 

@@ -10,8 +10,8 @@ from typing import Any
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from a2a_service.core.money import usdc_from_atomic
 from billing.models import Payment
-from catalog.money import usdc_from_atomic
 
 
 @dataclass(frozen=True)

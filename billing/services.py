@@ -87,7 +87,7 @@ def payment_mark_delivered(*, payment_id: int) -> bool:
     """Claim the delivery of a settled payment's content: true once, for one caller. Run it
     in the transaction that creates the product's effect, so both commit or neither."""
     return bool(
-        Payment.objects.filter(
-            pk=payment_id, state=Payment.State.SETTLED, delivered_at__isnull=True
-        ).update(delivered_at=timezone.now())
+        Payment.objects.filter(pk=payment_id, state=Payment.State.SETTLED, delivered_at__isnull=True).update(
+            delivered_at=timezone.now()
+        )
     )

@@ -50,8 +50,8 @@ def scan_deposits() -> None:
 @shared_task(ignore_result=True)
 def reconcile_payments() -> None:
     """Scheduled by beat; a failure waits for the next beat (the rows stay as they are)."""
+    from a2a_service.core.ratelog import log_throttled
     from billing.reconcile import payments_reconcile
-    from catalog.ratelog import log_throttled
 
     try:
         result = payments_reconcile()

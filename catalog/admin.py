@@ -11,8 +11,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from catalog.admin_base import ReadOnlyAdmin
-from catalog.fastcache import free_documents_forget
+from a2a_service.core.admin_base import ReadOnlyAdmin
+from a2a_service.core.fastcache import free_documents_forget
+from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -35,7 +36,6 @@ from catalog.models import (
     TradingModule,
     WorkerHeartbeat,
 )
-from catalog.money import ATOMIC_PER_USDC, atomic_from_usdc
 from catalog.services import sku_set_status
 
 

@@ -9,4 +9,9 @@ class CatalogConfig(AppConfig):
 
     def ready(self) -> None:
         # Register every product callable so all payment routes find them.
+        from a2a_service.core.views import hit_counter_register
+
         from . import products, signals  # noqa: F401
+        from .counters import counter_increment
+
+        hit_counter_register(counter_increment)

@@ -8,37 +8,22 @@ from __future__ import annotations
 
 import logging
 from datetime import date, timedelta
-from functools import lru_cache
 
 import redis
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from a2a_service.core.ratelog import log_throttled
+from a2a_service.core.redisconn import COUNTER_HASH_PREFIX as HASH_PREFIX
+from a2a_service.core.redisconn import counter_hash, redis_client
 from catalog.models import DailyCounter
-from catalog.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
-
-HASH_PREFIX = "a2a:ctr:"
-
-
-@lru_cache(maxsize=2)
-def _redis(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def redis_client() -> redis.Redis | None:
-    return _redis(settings.REDIS_URL) if settings.REDIS_URL else None
-
-
-def counter_hash(day: date) -> str:
-    return f"{HASH_PREFIX}{day.isoformat()}"
 
 
 def counter_increment(*, metric: str, key: str, day: date | None = None, by: int = 1) -> None:
@@ -50,7 +35,9 @@ def counter_increment(*, metric: str, key: str, day: date | None = None, by: int
             client.hincrby(counter_hash(day), f"{metric}|{key}", by)
         except redis.RedisError:
             # Counting never fails the request it counts; while Redis is away hits are lost.
-            log_throttled(logger, "counter-increment", "could not count a hit in Redis; hits are lost meanwhile")
+            log_throttled(
+                logger, "counter-increment", "could not count a hit in Redis; hits are lost meanwhile"
+            )
         return
     counter_add_to_db(metric=metric, key=key, day=day, by=by)
 

@@ -16,12 +16,14 @@ from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
+from a2a_service.core.formats import iso, naive_utc
+from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.ratelog import log_throttled
 from billing.models import BillingSettings, WhaleTier
 from billing.routes import route_available, routes_state
 from billing.selectors import payment_counts, revenue_atomic_since, sales_by_sku, sales_window
 from catalog.api import schemas as s
 from catalog.counters import counters_pending
-from catalog.formats import iso, naive_utc
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -43,8 +45,6 @@ from catalog.models import (
     TradingModule,
     WorkerHeartbeat,
 )
-from catalog.money import usdc_from_atomic
-from catalog.ratelog import log_throttled
 
 SERVICE_NAME = "Agent-to-Agent Market Intelligence"
 SERVICE_VERSION = "16.5.0"
@@ -529,7 +529,7 @@ def _teaser_out(teaser: Teaser) -> s.TeaserOut:
 
 
 def teaser(base: str, name: str) -> s.TeaserOut:
-    from catalog.api.errors import NotFound
+    from a2a_service.core.errors import NotFound
 
     obj = Teaser.objects.select_related("sku").filter(name=name).first()
     if obj is None:
@@ -739,7 +739,7 @@ def packs(base: str) -> s.PacksOut:
 
 
 def pack_skill_md(base: str, pack_id: str) -> str:
-    from catalog.api.errors import NotFound
+    from a2a_service.core.errors import NotFound
 
     pack = AgentFrameworkPack.objects.filter(pack_id=pack_id, enabled=True).first()
     if pack is None:
@@ -993,7 +993,7 @@ def whale_catalog(base: str) -> s.WhaleCatalogOut:
 
 
 def facilitator_health(base: str) -> s.FacilitatorHealthOut:
-    from catalog.http import outbound_request
+    from a2a_service.core.http import outbound_request
 
     url = settings.FACILITATOR_URL + "/supported"
     started = time.perf_counter()
@@ -1078,7 +1078,11 @@ def rpc_index(base: str) -> s.RpcIndexOut:
                 affiliate_url=ep.affiliate_url or None,
                 probes_24h=len(probes),
                 success_rate_24h=round(100.0 * len(ok) / len(probes), 1) if probes else None,
-                median_latency_ms_24h=round(statistics.median(p.latency_ms for p in ok if p.latency_ms is not None), 2) if ok else None,
+                median_latency_ms_24h=round(
+                    statistics.median(p.latency_ms for p in ok if p.latency_ms is not None), 2
+                )
+                if ok
+                else None,
                 last_block=next((p.block_number for p in probes if p.block_number is not None), None),
                 last_probed_at=iso(last.probed_at) if last else None,
             )
@@ -1403,7 +1407,7 @@ def telemetry_nodes(base: str) -> s.TelemetryNodesOut:
 
 # --- agents ---------------------------------------------------------------------------
 def catalog_agent(slug: str) -> CatalogAgent:
-    from catalog.api.errors import NotFound
+    from a2a_service.core.errors import NotFound
 
     agent = CatalogAgent.objects.filter(slug=slug).prefetch_related("skus").first()
     if agent is None:

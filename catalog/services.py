@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from a2a_service.core.money import atomic_from_usdc
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -19,7 +20,6 @@ from catalog.models import (
     TradingModule,
     WorkerHeartbeat,
 )
-from catalog.money import atomic_from_usdc
 from catalog.seed.content import AGENTS, INTEGRATIONS, PACKS, TEASER_CREDIT_PATHS, TEASERS, TRADING_MODULES
 from catalog.seed.packs import skill_md
 from catalog.seed.skus import SKU_TABLE
@@ -108,13 +108,17 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
 
     for order, spec in enumerate(INTEGRATIONS):
         values = {**{k: v for k, v in spec.items() if k != "slug"}, "sort_order": order}
-        integration_manager = Integration.objects.update_or_create if reset else Integration.objects.get_or_create
+        integration_manager = (
+            Integration.objects.update_or_create if reset else Integration.objects.get_or_create
+        )
         _, was_created = integration_manager(slug=spec["slug"], defaults=values)
         created["integrations"] += was_created
 
     for slug, name, description, sku_name in TRADING_MODULES:
         values = {"name": name, "description": description, "sku": skus.get(sku_name)}
-        module_manager = TradingModule.objects.update_or_create if reset else TradingModule.objects.get_or_create
+        module_manager = (
+            TradingModule.objects.update_or_create if reset else TradingModule.objects.get_or_create
+        )
         _, was_created = module_manager(slug=slug, defaults=values)
         created["modules"] += was_created
 
@@ -151,8 +155,8 @@ def heartbeat_record(*, name: str = "celery-worker") -> WorkerHeartbeat:
 
 @transaction.atomic
 def sku_set_status(*, sku_ids: list[int], status: str) -> int:
+    from a2a_service.core.fastcache import free_documents_forget
     from billing.x402.fastpath import challenges_forget
-    from catalog.fastcache import free_documents_forget
 
     updated = Sku.objects.filter(id__in=sku_ids).update(status=status, updated_at=timezone.now())
     # A bulk update sends no post_save: drop the stored challenges and free documents here.

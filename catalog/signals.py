@@ -1,7 +1,7 @@
 """Stored answers are dropped once a write that changes them commits, so the next request
-is answered from the database: a changed SKU or news item makes every stored 402 challenge
-stale; any write but those in FREE_CACHE_IGNORED_MODELS makes the stored free documents
-stale (catalog/fastcache.py)."""
+is answered from the database: any write but those in FREE_CACHE_IGNORED_MODELS makes the
+stored free documents stale (a2a_service/core/fastcache.py). The 402 challenges billing
+stores are dropped by billing's own receivers (billing/signals.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from django.db.models import Model
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import Signal, receiver
 
-from billing.x402.fastpath import challenges_forget
-from catalog.fastcache import free_documents_forget
-from catalog.models import NewsItem, Sku
+from a2a_service.core.fastcache import free_documents_forget
 
 # Writes that no cached free document shows (CACHEABLE_ROUTES in catalog/api/views.py; a test
 # checks that none of them reads these tables). They are frequent (every hit, payment, call,
@@ -44,12 +42,6 @@ FREE_CACHE_IGNORED_MODELS = frozenset(
         "webhooks.PushEntitlement",
     }
 )
-
-
-@receiver([post_save, post_delete], sender=Sku)
-@receiver([post_save, post_delete], sender=NewsItem)
-def forget_stored_challenges(sender: type, **kwargs: Any) -> None:
-    transaction.on_commit(challenges_forget)
 
 
 def free_documents_change(model: type[Model]) -> bool:

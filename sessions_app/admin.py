@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from catalog.admin_base import ReadOnlyAdmin
+from a2a_service.core.admin_base import ReadOnlyAdmin
 from sessions_app.models import PrepaidSession, SessionCall, SessionPack
 
 

@@ -10,8 +10,7 @@ from pydantic import BaseModel, Field
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from catalog.api import schemas as s
-from catalog.api.errors import (
+from a2a_service.core.errors import (
     Forbidden,
     NotFound,
     PaymentRequired,
@@ -19,9 +18,10 @@ from catalog.api.errors import (
     RequestValidationError,
     Unauthorized,
 )
-from catalog.api.inputs import QueryModel, parse_query, query_parameters
-from catalog.api.views import ApiView, base_url, ok
-from catalog.formats import iso
+from a2a_service.core.formats import iso
+from a2a_service.core.inputs import QueryModel, parse_query, query_parameters
+from a2a_service.core.views import ApiView, base_url, ok
+from catalog.api import schemas as s
 from catalog.models import Sku
 from catalog.products.registry import ProductCall, ProductFailed, product_get
 from sessions_app.models import PrepaidSession

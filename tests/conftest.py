@@ -18,7 +18,7 @@ def django_db_setup(django_db_setup, django_db_blocker):
 def _fresh_redis_keys(settings):
     """Redis is not rolled back with the test transaction: start each test without the
     service's counters and stored challenges."""
-    from catalog.counters import redis_client
+    from a2a_service.core.redisconn import redis_client
 
     client = redis_client()
     if client is not None:
@@ -26,15 +26,15 @@ def _fresh_redis_keys(settings):
             keys = list(client.scan_iter(match=pattern))
             if keys:
                 client.delete(*keys)
+    from a2a_service.core.fastcache import FREE_LOCAL
     from billing.x402.fastpath import LOCAL
-    from catalog.fastcache import FREE_LOCAL
 
     for copy in (LOCAL, FREE_LOCAL):
         copy.clear()
         with copy._lock:
             copy._counts.clear()
+    from a2a_service.core.throttling import BUFFERED_WINDOWS
     from billing.api.credit_fastpath import KEYS
-    from catalog.api.throttling import BUFFERED_WINDOWS
 
     KEYS.clear()
     BUFFERED_WINDOWS.reset()
@@ -139,9 +139,9 @@ def paid_stack(chain, live_server, settings, transactional_db):
 
     facilitator_client().close()
     _client.cache_clear()
-    import catalog.http
+    import a2a_service.core.http
 
-    catalog.http._session.close()
+    a2a_service.core.http._session.close()
 
 
 def start_celery_worker(queue: str, **extra_env: str):

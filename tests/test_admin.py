@@ -127,10 +127,14 @@ def _staff(username: str, *perms: str):
     """A staff user (not a superuser) with exactly these permissions ("app.codename")."""
     from django.contrib.auth.models import Permission
 
-    user = get_user_model().objects.create_user(username, f"{username}@example.com", "pw-not-used", is_staff=True)
+    user = get_user_model().objects.create_user(
+        username, f"{username}@example.com", "pw-not-used", is_staff=True
+    )
     for perm in perms:
         app_label, codename = perm.split(".")
-        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
     return user
 
 
@@ -210,7 +214,9 @@ def test_rotated_key_is_shown_once_on_its_page_and_in_no_cookie(client, customer
 
     client.force_login(_staff("operator", "billing.view_account", "billing.change_account"))
     assert _action_choices(client, "/admin/billing/account/") == {"rotate_key"}
-    resp = client.post("/admin/billing/account/", {"action": "rotate_key", "_selected_action": [customer.account.pk]})
+    resp = client.post(
+        "/admin/billing/account/", {"action": "rotate_key", "_selected_action": [customer.account.pk]}
+    )
     assert resp.status_code == 200
     assert "no-store" in resp["Cache-Control"]
     html = resp.content.decode()

@@ -208,7 +208,7 @@ def test_the_rate_limit_holds_on_the_fast_path_with_one_budget_shared_with_djang
     RateLimitedOut.model_validate(json.loads(refused.data))  # as documented in OpenAPI
     assert len(debits()) == 3  # a refused call is not charged
     # The same window, counted by the fast path, holds for Django's routes too.
-    from catalog.api.throttling import BUFFERED_WINDOWS
+    from a2a_service.core.throttling import BUFFERED_WINDOWS
 
     BUFFERED_WINDOWS.flush()
     assert wsgi.get("/api/a2a/discovery/storefront", environ_base=env).status_code == 429

@@ -159,13 +159,13 @@ def test_throttling_answers_429_with_retry_after(api, settings):
 
 
 def test_an_unreachable_cache_does_not_turn_requests_into_500s(api, monkeypatch):
-    from catalog.api.throttling import ClientRateThrottle
+    from a2a_service.core.throttling import ClientRateThrottle
 
     def broken(*args, **kwargs):
         raise ConnectionError("redis is down")
 
     monkeypatch.setattr(ClientRateThrottle.cache, "get", broken)  # DRF's own throttle (no Redis)
-    monkeypatch.setattr("catalog.api.throttling.rate_window_take", broken)  # the shared windows
+    monkeypatch.setattr("a2a_service.core.throttling.rate_window_take", broken)  # the shared windows
     assert api.get("/api/a2a/discovery/storefront").status_code == 200
 
 
@@ -174,7 +174,7 @@ def test_buffered_windows_share_one_budget_with_djangos_throttle(settings):
     each flush, and it learns what other processes (or Django) counted from the reply."""
     if not settings.REDIS_URL:
         pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
-    from catalog.api.throttling import BufferedWindows, rate_window_take
+    from a2a_service.core.throttling import BufferedWindows, rate_window_take
 
     windows = BufferedWindows(background=False)  # this test flushes
     take = {"ident": "10.3.3.3", "num_requests": 5, "duration": 86400}  # no window ends mid-test
@@ -191,7 +191,7 @@ def test_buffered_windows_share_one_budget_with_djangos_throttle(settings):
 def test_requests_counted_while_a_flush_is_in_flight_still_count(settings, monkeypatch):
     if not settings.REDIS_URL:
         pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
-    import catalog.api.throttling as throttling
+    import a2a_service.core.throttling as throttling
 
     windows = throttling.BufferedWindows(background=False)  # this test flushes
     take = {"ident": "10.4.4.4", "num_requests": 3, "duration": 86400}

@@ -322,13 +322,17 @@ def test_storefront_heroes_tiers_and_prices_match_the_document(api):
     built = products_built()
     body = api.get("/api/a2a/discovery/storefront").json()
     hero = {s["sku"]: s for s in body["storefront_skus"]}
-    assert set(hero) == documented_heroes & built == {
-        "news_unlock",
-        "morning_brief_promo",
-        "m2m_session_desk",
-        "telemetry_detail",
-        "morning_brief",
-    }
+    assert (
+        set(hero)
+        == documented_heroes & built
+        == {
+            "news_unlock",
+            "morning_brief_promo",
+            "m2m_session_desk",
+            "telemetry_detail",
+            "morning_brief",
+        }
+    )
     assert {s["sku"] for s in body["growth_skus"]} == documented_growth & built == set()
     listed = {s["sku"]: s for s in api.get("/api/a2a/ai-agent.json").json()["skus"]}
     assert {k for k, v in listed.items() if v["hero"]} == documented_heroes
@@ -376,7 +380,9 @@ def test_published_figures_are_computed_from_payment_records(api):
     store = {s["sku"]: s for s in api.get("/api/a2a/discovery/storefront").json()["storefront_skus"]}
     st = store["telemetry_detail"]
     assert (st["sales_30d"], st["sales_all_time"]) == (2, 3)
-    assert st["revenue_30d_usdc"] == pytest.approx(0.08) and st["revenue_all_time_usdc"] == pytest.approx(0.12)
+    assert st["revenue_30d_usdc"] == pytest.approx(0.08) and st["revenue_all_time_usdc"] == pytest.approx(
+        0.12
+    )
     assert st["trust_score"] == pytest.approx(66.7)  # 2 delivered of 3 attempts in 30 days
     assert store["morning_brief"]["sales_30d"] == 1 and store["news_unlock"]["sales_30d"] == 0
     stats = api.get("/api/a2a/platform/stats").json()

@@ -1,4 +1,4 @@
-"""Free documents served in front of Django (catalog/fastcache.py): the same bytes and
+"""Free documents served in front of Django (a2a_service/core/fastcache.py): the same bytes and
 headers Django sends, counted in the funnel, never stale after a write, and anything unusual
 left to Django."""
 
@@ -17,11 +17,18 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from werkzeug.test import Client
 
+from a2a_service.core.fastcache import (
+    FREE_CHANNEL,
+    FREE_LOCAL,
+    FREE_VERSION_KEY,
+    FreeFastPath,
+    free_documents_forget,
+)
+from a2a_service.core.redisconn import redis_client
 from a2a_service.wsgi import application, django_application
 from billing.models import BillingSettings, WhaleTier
 from catalog.api.views import CACHEABLE_ROUTES
-from catalog.counters import counters_pending, redis_client
-from catalog.fastcache import FREE_CHANNEL, FREE_LOCAL, FREE_VERSION_KEY, FreeFastPath, free_documents_forget
+from catalog.counters import counters_pending
 from catalog.models import AgentFrameworkPack, CatalogAgent, Integration, NewsItem, PartnerAgent, Sku, Teaser
 from catalog.signals import FREE_CACHE_IGNORED_APPS, FREE_CACHE_IGNORED_MODELS
 
@@ -118,7 +125,9 @@ def test_https_answers_carry_hsts_as_django_would(wsgi, django_calls, settings, 
         assert django_calls == [NEWS]
         # The other scheme is another document (its links may differ): Django renders it once.
         other = {"X-Forwarded-Proto": "http" if secure else "https"}
-        assert answer(wsgi.get(NEWS, headers=other)) == answer(Client(django_application).get(NEWS, headers=other))
+        assert answer(wsgi.get(NEWS, headers=other)) == answer(
+            Client(django_application).get(NEWS, headers=other)
+        )
         assert django_calls == [NEWS, NEWS]
     finally:
         production_like.disable()
@@ -202,7 +211,10 @@ def _partner():
     "route,write",
     [
         (NEWS, _news_item),
-        ("/api/a2a/equity/catalog", lambda: NewsItem.objects.create(title="Eq 7781", teaser="t", category="equity")),
+        (
+            "/api/a2a/equity/catalog",
+            lambda: NewsItem.objects.create(title="Eq 7781", teaser="t", category="equity"),
+        ),
         (NEWS, _billing_off),
         ("/.well-known/x402", _sku_price),
         ("/api/a2a/ai-agent.json", _sku_price),
@@ -265,7 +277,7 @@ def test_a_local_copy_entry_expires(wsgi, monkeypatch):
     key = next(iter(FREE_LOCAL._data))
     assert FREE_LOCAL.get(key) is not None
     later = time.monotonic() + FREE_LOCAL.ttl + 1
-    monkeypatch.setattr("catalog.fastcache.time.monotonic", lambda: later)
+    monkeypatch.setattr("a2a_service.core.fastcache.time.monotonic", lambda: later)
     assert FREE_LOCAL.get(key) is None
 
 
@@ -287,7 +299,9 @@ def test_a_local_copy_entry_expires(wsgi, monkeypatch):
         ("GET", "/api/a2a/monetization/conversion", {}),  # depends on the counts
     ],
 )
-def test_unusual_requests_go_to_django_every_time_and_are_not_stored(wsgi, django_calls, method, path, headers):
+def test_unusual_requests_go_to_django_every_time_and_are_not_stored(
+    wsgi, django_calls, method, path, headers
+):
     plain = Client(application, use_cookies=False)  # (werkzeug's jar would drop a Cookie header)
     for _ in range(2):
         assert plain.open(path, method=method, headers=headers).status_code < 500
@@ -347,7 +361,7 @@ def test_the_rate_limit_holds_for_stored_documents(wsgi, monkeypatch):
     from rest_framework.throttling import AnonRateThrottle
 
     monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "3/day"})  # no window ends mid-test
-    from catalog.api.throttling import BUFFERED_WINDOWS
+    from a2a_service.core.throttling import BUFFERED_WINDOWS
 
     env = {"REMOTE_ADDR": "10.9.9.9"}
     codes = []

@@ -51,7 +51,7 @@ def test_facilitator_health_reports_unreachable_without_failing(api):
 
 
 def test_facilitator_health_reads_supported_kinds(api, monkeypatch):
-    import catalog.http
+    import a2a_service.core.http
 
     class FakeResponse:
         status_code = 200
@@ -60,7 +60,7 @@ def test_facilitator_health_reads_supported_kinds(api, monkeypatch):
         def json(self):
             return {"kinds": [{"x402Version": 2, "scheme": "exact", "network": "eip155:8453"}]}
 
-    monkeypatch.setattr(catalog.http, "outbound_request", lambda *a, **k: FakeResponse())
+    monkeypatch.setattr(a2a_service.core.http, "outbound_request", lambda *a, **k: FakeResponse())
     body = api.get("/api/a2a/facilitator/health").json()
     assert body["reachable"] is True and body["supported"][0]["scheme"] == "exact"
 
@@ -71,7 +71,7 @@ def redis_down(settings, monkeypatch):
     """REDIS_URL, the cache and the broker all point at a port nobody listens on."""
     import socket
 
-    import catalog.ratelog
+    import a2a_service.core.ratelog
     from a2a_service.celery import app
 
     with socket.socket() as s:
@@ -82,10 +82,10 @@ def redis_down(settings, monkeypatch):
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
     monkeypatch.setattr(app.conf, "broker_url", url)
     clock = [1000.0]
-    monkeypatch.setattr(catalog.ratelog, "_now", lambda: clock[0])
-    catalog.ratelog.log_throttled_reset()
+    monkeypatch.setattr(a2a_service.core.ratelog, "_now", lambda: clock[0])
+    a2a_service.core.ratelog.log_throttled_reset()
     yield SimpleNamespace(port=port, clock=clock)
-    catalog.ratelog.log_throttled_reset()
+    a2a_service.core.ratelog.log_throttled_reset()
     # The challenge fast path keeps its Lua script bound to the client it was made with.
     from a2a_service.wsgi import application
 
@@ -132,7 +132,7 @@ def test_redis_down_logs_one_traceback_per_interval_and_health_tells_no_internal
 
     first = _tracebacks(caplog)
     expected = {
-        ("catalog.api.throttling", "rate limit not applied: the cache is unreachable"),
+        ("a2a_service.core.throttling", "rate limit not applied: the cache is unreachable"),
         ("catalog.counters", "could not count a hit in Redis; hits are lost meanwhile"),
         ("billing.x402.fastpath", "could not store the 402 challenge in Redis"),
         ("catalog.health", "health check: cache is down"),
@@ -158,7 +158,7 @@ def test_redis_down_logs_one_traceback_per_interval_and_health_tells_no_internal
 
 def test_facilitator_health_says_unreachable_without_the_exception(api, settings, caplog):
     """The exception (host, port, errno) goes to the log; the answer names the kind only."""
-    from catalog.ratelog import log_throttled_reset
+    from a2a_service.core.ratelog import log_throttled_reset
 
     log_throttled_reset()
     settings.FACILITATOR_URL = "http://127.0.0.1:9/facilitator"

@@ -18,9 +18,9 @@ import pytest
 import requests
 from werkzeug.test import Client
 
+from a2a_service.core.parsers import json_depth, json_loads_bounded
 from a2a_service.wsgi import application
 from billing.models import Payment
-from catalog.api.parsers import json_depth, json_loads_bounded
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = 80_000  # the review's attack: 160 KB of brackets

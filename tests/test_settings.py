@@ -219,7 +219,9 @@ def test_server_and_worker_without_settings_module_run_production(code):
     result = _run(["-c", f"import os\n{code}"], env)
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
-    assert "production settings need these environment variables: SECRET_KEY, TREASURY_ADDRESS" in result.stderr
+    assert (
+        "production settings need these environment variables: SECRET_KEY, TREASURY_ADDRESS" in result.stderr
+    )
     # With its secrets the same process starts, and it is production (DEBUG off).
     result = _run(
         [
@@ -263,9 +265,13 @@ def test_production_refuses_a_facilitator_that_points_back_at_the_service():
 
     own = "https://api.example.com/api/a2a/facilitator"
     assert "points back" in refusals(FACILITATOR_URL=own)[0]
-    assert "points back" in refusals(
-        FACILITATOR_URL="https://shop.example.org/api/a2a/facilitator", PUBLIC_BASE_URL="https://shop.example.org"
-    )[0]
+    assert (
+        "points back"
+        in refusals(
+            FACILITATOR_URL="https://shop.example.org/api/a2a/facilitator",
+            PUBLIC_BASE_URL="https://shop.example.org",
+        )[0]
+    )
     assert "needs a facilitator" in refusals(FACILITATOR_URL="")[0]
     # In process (no URL, a key of its own) or a separate process: both fine.
     assert refusals(FACILITATOR_URL="", FACILITATOR_PRIVATE_KEY="0x" + secrets.token_hex(32)) == []

@@ -19,10 +19,10 @@ import pytest
 import requests
 from django.utils import timezone
 
-import catalog.http
+import a2a_service.core.http
+from a2a_service.core.http import DeadlineExceeded, TargetRefused, address_public, outbound_request
 from billing.credits import credit_add, ledger_audit
 from billing.models import Account, LedgerEntry
-from catalog.http import DeadlineExceeded, TargetRefused, address_public, outbound_request
 from tests.test_webhooks import Receiver, subscribe
 from tests.wallets import register_wallet
 from webhooks import services
@@ -309,7 +309,7 @@ def test_subscribing_to_cgnat_6to4_mapped_and_nat64_addresses_is_refused(api, ad
 
 
 def test_a_public_address_is_accepted_when_subscribing(api, monkeypatch):
-    monkeypatch.setattr(catalog.http, "host_addresses", lambda host, port: [PUBLIC])
+    monkeypatch.setattr(a2a_service.core.http, "host_addresses", lambda host, port: [PUBLIC])
     key = register_wallet().api_key
     resp = api.post(
         "/api/a2a/account/webhooks/register",
@@ -325,7 +325,7 @@ def test_dns_rebinding_to_loopback_is_refused_at_delivery_and_recorded(api, monk
     target = Receiver()  # stands for an internal service on loopback
     port = target.server.server_address[1]
     answers = {"rebind.example.com": [PUBLIC]}
-    monkeypatch.setattr(catalog.http, "host_addresses", lambda host, p: answers[host])
+    monkeypatch.setattr(a2a_service.core.http, "host_addresses", lambda host, p: answers[host])
     try:
         key = register_wallet().api_key
         account = Account.objects.get()
@@ -353,10 +353,10 @@ def test_dns_rebinding_to_loopback_is_refused_at_delivery_and_recorded(api, monk
 
 @pytest.mark.parametrize("address", REFUSED + ["127.0.0.1"])
 def test_outbound_requests_refuse_a_host_resolving_to_a_non_public_address(monkeypatch, address):
-    monkeypatch.setattr(catalog.http, "host_addresses", lambda host, port: [PUBLIC, address])
+    monkeypatch.setattr(a2a_service.core.http, "host_addresses", lambda host, port: [PUBLIC, address])
     connects: list = []
     monkeypatch.setattr(
-        catalog.http.urllib3_connection, "create_connection", lambda *a, **k: connects.append(a)
+        a2a_service.core.http.urllib3_connection, "create_connection", lambda *a, **k: connects.append(a)
     )
     for kwargs in ({}, {"deadline": 5.0}):
         with pytest.raises(TargetRefused, match="non-public"):
@@ -378,7 +378,7 @@ def test_feeds_are_public_only_by_default_unless_allowed(settings):
         settings.FACILITATOR_URL = f"http://127.0.0.1:{target.server.server_address[1]}/facilitator"
         assert outbound_request("POST", url, data=b"{}").status_code == 200
     finally:
-        catalog.http.close_sessions()
+        a2a_service.core.http.close_sessions()
         target.close()
 
 
@@ -403,7 +403,7 @@ def test_redirects_are_never_followed():
         )
     finally:
         server.shutdown()
-        catalog.http.close_sessions()
+        a2a_service.core.http.close_sessions()
     assert resp.status_code == 302 and hits == ["/a"]
 
 
@@ -477,7 +477,7 @@ def test_the_connection_goes_to_the_checked_address_with_the_hostnames_host_sni_
         resolved.append(host)
         return ["127.0.0.1"]
 
-    monkeypatch.setattr(catalog.http, "host_addresses", resolver)
+    monkeypatch.setattr(a2a_service.core.http, "host_addresses", resolver)
     resp = outbound_request(
         "GET", f"https://hook.example.com:{port}/x", public_only=False, verify=ca, deadline=5
     )
@@ -485,7 +485,7 @@ def test_the_connection_goes_to_the_checked_address_with_the_hostnames_host_sni_
     assert resolved == ["hook.example.com"]  # our resolver, not the system's, chose the address
     assert seen[-1] == ("hook.example.com", f"hook.example.com:{port}")
     # The certificate is still verified against the hostname asked for, not the address.
-    monkeypatch.setattr(catalog.http, "host_addresses", lambda host, p: ["127.0.0.1"])
+    monkeypatch.setattr(a2a_service.core.http, "host_addresses", lambda host, p: ["127.0.0.1"])
     with pytest.raises(requests.exceptions.SSLError):
         outbound_request(
             "GET", f"https://other.example.com:{port}/x", public_only=False, verify=ca, deadline=5
@@ -493,7 +493,7 @@ def test_the_connection_goes_to_the_checked_address_with_the_hostnames_host_sni_
 
 
 def test_a_deadline_also_bounds_a_resolver_that_hangs(monkeypatch):
-    monkeypatch.setattr(catalog.http, "host_addresses", lambda host, port: time.sleep(3) or [PUBLIC])
+    monkeypatch.setattr(a2a_service.core.http, "host_addresses", lambda host, port: time.sleep(3) or [PUBLIC])
     started = time.monotonic()
     with pytest.raises(DeadlineExceeded):
         outbound_request("GET", "http://slow-dns.example.com/x", public_only=True, deadline=0.5)

@@ -13,9 +13,10 @@ from django.db import close_old_connections
 from django.utils import timezone
 from werkzeug.test import Client
 
+from a2a_service.core.redisconn import redis_client
 from a2a_service.wsgi import application
 from billing.x402.fastpath import CHANNEL, LOCAL
-from catalog.counters import counters_pending, redis_client
+from catalog.counters import counters_pending
 from catalog.models import NewsItem, Sku
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from catalog.admin_base import ReadOnlyAdmin
+from a2a_service.core.admin_base import ReadOnlyAdmin
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
 from webhooks.services import delivery_replay
 

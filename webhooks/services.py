@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from catalog.http import TargetRefused, checked_addresses, outbound_request
+from a2a_service.core.http import TargetRefused, checked_addresses, outbound_request
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000]
 def target_check(url: str) -> None:
     """https in production; never a host that resolves to a non-public address unless allowed.
     Only a first answer to the user: every delivery checks the address again when it
-    connects (catalog/http.py), since DNS can answer differently by then."""
+    connects (a2a_service/core/http.py), since DNS can answer differently by then."""
     try:
         parsed = urlparse(url)
         port = parsed.port  # raises on a port out of range or not a number

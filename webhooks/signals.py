@@ -10,7 +10,7 @@ from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from django.utils import timezone
 
-from catalog.formats import iso
+from a2a_service.core.formats import iso
 from catalog.models import DeskSignal, PredictionMarket, RegimeSnapshot, SpreadSnapshot
 from catalog.signals import spreads_ingested
 from webhooks.events import regime_attestation

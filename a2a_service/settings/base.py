@@ -49,7 +49,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Refuses NUL and lone surrogates in path segments, query and API headers (422/404).
-    "catalog.api.inputs.InputGuardMiddleware",
+    "a2a_service.core.inputs.InputGuardMiddleware",
 ]
 
 # The API distinguishes /api/a2a/agenthub from /api/a2a/agenthub/ (both are documented
@@ -148,7 +148,7 @@ CORS_EXPOSE_HEADERS = [
 ]
 
 # --- DRF ------------------------------------------------------------------------
-# Request limits (catalog/api/parsers.py). Bodies: at most this many bytes (a larger one
+# Request limits (a2a_service/core/parsers.py). Bodies: at most this many bytes (a larger one
 # answers 422 body_too_large; the largest real body, a 500-reading spread snapshot, is ~100 KB).
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1_048_576)
 # Django's own cap for bodies it reads (forms, the admin), the same number.
@@ -165,9 +165,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["catalog.api.parsers.BoundedJSONParser"],
-    "EXCEPTION_HANDLER": "catalog.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["catalog.api.throttling.ClientRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["a2a_service.core.parsers.BoundedJSONParser"],
+    "EXCEPTION_HANDLER": "a2a_service.core.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["a2a_service.core.throttling.ClientRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"anon": env("THROTTLE_ANON", default="600/min")},
     "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
@@ -189,7 +189,7 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_COERCE_PATH_PK_SUFFIX": False,
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "POSTPROCESSING_HOOKS": [
-        "catalog.api.openapi.postprocess_schema",
+        "a2a_service.core.openapi.postprocess_schema",
     ],
     "TAGS": [
         {"name": "discovery", "description": "Free discovery, manifests and status"},
@@ -316,7 +316,7 @@ WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=not DEBUG)
 # Webhook targets must resolve to public addresses (checked again at every connection, and
 # the connection goes to the checked address); true only for local receivers.
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
-# Other outbound calls (catalog/http.py) to private addresses; the host of FACILITATOR_URL is
+# Other outbound calls (a2a_service/core/http.py) to private addresses; the host of FACILITATOR_URL is
 # always allowed (operator configuration, often a self-hosted facilitator on loopback).
 OUTBOUND_ALLOW_PRIVATE_TARGETS = env.bool("OUTBOUND_ALLOW_PRIVATE_TARGETS", default=False)
 # Per connect and per read of a delivery: a receiver that drips bytes resets it each time...
@@ -357,8 +357,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "filters": {
-        "expected_503": {"()": "catalog.api.errors.SkipExpectedUnavailable"},
-        "expected_4xx": {"()": "catalog.api.errors.ExpectedClientErrorsAtInfo"},
+        "expected_503": {"()": "a2a_service.core.errors.SkipExpectedUnavailable"},
+        "expected_4xx": {"()": "a2a_service.core.errors.ExpectedClientErrorsAtInfo"},
     },
     "loggers": {
         "django": {"handlers": [], "level": "INFO", "propagate": True},

@@ -7,6 +7,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from a2a_service.core.errors import ApiError, RequestValidationError, Unauthorized, rate_limited_body
+from a2a_service.core.formats import iso
+from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters
+from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.views import ApiView, ok
 from billing.api.auth import api_key_account
 from billing.api.views import API_KEY_HEADER
 from billing.credits import (
@@ -19,11 +24,6 @@ from billing.credits import (
 from billing.models import BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
 from catalog.api import schemas as s
 from catalog.api.bodies import A2aRegisterBody, EvmAddress
-from catalog.api.errors import ApiError, RequestValidationError, Unauthorized, rate_limited_body
-from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
-from catalog.api.views import ApiView, ok
-from catalog.formats import iso
-from catalog.money import usdc_from_atomic
 
 MESSAGE_ENDPOINT = "/api/a2a/account/register/message"
 

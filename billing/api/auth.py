@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rest_framework.request import Request
 
+from a2a_service.core.errors import Unauthorized
 from billing.credits import api_key_account as account_for_key
 from billing.models import Account
-from catalog.api.errors import Unauthorized
 
 REGISTER_HINT = {
     "register_endpoint": "/api/a2a/account/register",

@@ -10,7 +10,7 @@ statement, and hands everything else to Django unchanged:
    shop's data and running it writes nothing), on PostgreSQL with Redis;
 2. the key is found in this process's map of key hashes (filled from the database on a miss,
    compared with `hmac.compare_digest`), and the request is counted against the client's
-   rate limit in the windows Django's throttle uses (buffered: see catalog/api/throttling.py);
+   rate limit in the windows Django's throttle uses (buffered: see a2a_service/core/throttling.py);
 3. the product runs first: if it fails, Django answers (503, nothing charged);
 4. one statement then debits and writes the ledger row, reading the price, the SKU's status,
    the billing switch, the account's state and the key's revocation inside the same
@@ -44,13 +44,13 @@ from django.db import connections
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
+from a2a_service.core.errors import rate_limited_body
+from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.ratelog import log_throttled
+from a2a_service.core.redisconn import redis_client
+from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
 from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
-from catalog.api.errors import rate_limited_body
-from catalog.api.throttling import BUFFERED_WINDOWS, ClientRateThrottle
-from catalog.counters import redis_client
-from catalog.money import usdc_from_atomic
 from catalog.products.registry import Product, ProductCall, product_get
-from catalog.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
 
@@ -298,8 +298,8 @@ class CreditFastPath:
             return None
         throttle = ClientRateThrottle()
         wait = throttle.rate and BUFFERED_WINDOWS.take(
-            # get_ident reads only META and headers, which _ThrottleRequest has (no DRF Request here).
-            ident=throttle.get_ident(cast(Request, _ThrottleRequest(environ))),
+            # get_ident reads only META and headers, which ThrottleEnviron has (no DRF Request here).
+            ident=throttle.get_ident(cast(Request, ThrottleEnviron(environ))),
             num_requests=throttle.num_requests,
             duration=throttle.duration,
         )
@@ -331,14 +331,6 @@ class CreditFastPath:
 def _json_answer(status: str, content: dict[str, Any], extra: list[tuple[str, str]]) -> Answer:
     body = json.dumps(content, separators=(",", ":")).encode()
     return status, [*STATIC_HEADERS, *extra, ("Content-Length", str(len(body)))], body
-
-
-class _ThrottleRequest:
-    """What DRF's get_ident reads of a request, straight from the WSGI environ."""
-
-    def __init__(self, environ: dict[str, Any]) -> None:
-        self.META = environ
-        self.headers = {"x-forwarded-for": environ.get("HTTP_X_FORWARDED_FOR")}
 
 
 def _raw(conn: Any) -> psycopg.Connection[tuple[Any, ...]] | None:

@@ -7,11 +7,11 @@ from typing import Annotated, Any, Literal
 from django.urls import path
 from pydantic import Field
 
+from a2a_service.core.inputs import Limit24Query, QueryModel
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import A2aDelegationActivateBody, A2aDelegationFillBody, BrianTransactionRequest
-from catalog.api.inputs import Limit24Query, QueryModel
 from catalog.products.news import NewsUnlockParams
 from catalog.seed.skus import SKU_TABLE
 

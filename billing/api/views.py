@@ -17,6 +17,10 @@ from rest_framework.response import Response
 from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
 from x402.http.utils import encode_payment_response_header
 
+from a2a_service.core.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
+from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters
+from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.views import ApiView, base_url
 from billing.api.auth import api_key_account
 from billing.credits import InsufficientCredit, credit_call_commit_relax, credit_debit
 from billing.models import BillingSettings, IdempotentCall, NewsUnlock
@@ -25,11 +29,7 @@ from billing.x402.fastpath import challenge_store
 from billing.x402.paid_call import x402_call, x402_payment_of
 from billing.x402.proof import PaymentRejected, proof_check, proof_decode, proof_header
 from catalog.api import schemas as s
-from catalog.api.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
-from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
-from catalog.api.views import ApiView, base_url
 from catalog.models import Sku
-from catalog.money import usdc_from_atomic
 from catalog.products.registry import ProductCall, ProductFailed, product_get
 
 API_KEY_HEADER = OpenApiParameter(

@@ -61,7 +61,9 @@ def free_port() -> int:
         return port
 
 
-def anvil_start(*, port: int, chain_id: int = 8453, block_time: float | None = None) -> subprocess.Popen[bytes]:
+def anvil_start(
+    *, port: int, chain_id: int = 8453, block_time: float | None = None
+) -> subprocess.Popen[bytes]:
     cmd = [
         str(anvil_binary()),
         "--host",
@@ -99,7 +101,9 @@ def stack_install(w3: Web3, *, usdc_address: str) -> None:
     """Install the token and Multicall3, make #0 the minter, fund the payer and the gas key.
     Idempotent: running it again on the same chain changes nothing that is already set."""
     usdc_address = Web3.to_checksum_address(usdc_address)
-    w3.provider.make_request(RPCEndpoint("anvil_setCode"), [usdc_address, artifact("UsdcStandIn")["deployedBytecode"]])
+    w3.provider.make_request(
+        RPCEndpoint("anvil_setCode"), [usdc_address, artifact("UsdcStandIn")["deployedBytecode"]]
+    )
     w3.provider.make_request(
         RPCEndpoint("anvil_setCode"), [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
     )
@@ -111,7 +115,9 @@ def stack_install(w3: Web3, *, usdc_address: str) -> None:
     missing = DEMO_PAYER_USDC_ATOMIC - token.functions.balanceOf(payer).call()
     if missing > 0:
         _wait(w3, token.functions.mint(payer, missing).transact({"from": deployer}))
-    w3.provider.make_request(RPCEndpoint("anvil_setBalance"), [dev_account(FACILITATOR).address, hex(GAS_ETH_WEI)])
+    w3.provider.make_request(
+        RPCEndpoint("anvil_setBalance"), [dev_account(FACILITATOR).address, hex(GAS_ETH_WEI)]
+    )
 
 
 def usdc_mint(w3: Web3, *, usdc_address: str, to: str, amount_atomic: int) -> None:

@@ -90,7 +90,9 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
         except Exception as exc:  # already mined meanwhile, or the pool refused: nothing to do
             logger.info("facilitator: replacing stuck %s failed: %s", tx_hash, exc)
             return None
-        logger.warning("facilitator: replaced stuck transaction %s (nonce %s) by %s", tx_hash, tx["nonce"], new_hash)
+        logger.warning(
+            "facilitator: replaced stuck transaction %s (nonce %s) by %s", tx_hash, tx["nonce"], new_hash
+        )
         return new_hash
 
 

@@ -11,7 +11,7 @@ from x402.http.utils import encode_payment_required_header
 from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo
 from x402.schemas.v1 import PaymentRequirementsV1
 
-from catalog.money import usdc_from_atomic
+from a2a_service.core.money import usdc_from_atomic
 
 MIME_JSON = "application/json"
 

@@ -27,9 +27,9 @@ from django.conf import settings
 from django.utils import timezone
 from redis.commands.core import Script
 
-from catalog.counters import counter_hash, redis_client
-from catalog.fastcache import Answer, PushInvalidatedCopy
-from catalog.ratelog import log_throttled
+from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
+from a2a_service.core.ratelog import log_throttled
+from a2a_service.core.redisconn import counter_hash, redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -103,11 +103,13 @@ def challenges_forget() -> None:
     except Exception:
         # Redis is unreachable: so is every process's copy (the subscribers lost their
         # channel and stopped using it), and stored keys expire within TTL_SECONDS.
-        log_throttled(logger, "x402-challenge-forget", "could not drop stored 402 challenges", level=logging.ERROR)
+        log_throttled(
+            logger, "x402-challenge-forget", "could not drop stored 402 challenges", level=logging.ERROR
+        )
 
 
 # This process's copy and buffered challenge counts (the machinery is shared with the free
-# documents' layer: catalog/fastcache.py).
+# documents' layer: a2a_service/core/fastcache.py).
 LOCAL = PushInvalidatedCopy(channel=CHANNEL, name="x402-challenge")
 
 

@@ -24,6 +24,7 @@ from django.db import transaction
 from x402.schemas import PaymentPayload, SettleResponse
 from x402.schemas.v1 import PaymentPayloadV1
 
+from a2a_service.core.errors import ApiError, ProductUnavailable
 from billing.models import Payment
 from billing.services import (
     ProofAlreadyUsed,
@@ -42,7 +43,6 @@ from billing.x402.facilitator_client import (
     facilitator_verify,
 )
 from billing.x402.proof import PROOF_ALREADY_USED, PaymentRejected, Proof, proof_payer_nonce
-from catalog.api.errors import ApiError, ProductUnavailable
 from catalog.models import Sku
 from catalog.products.registry import Product, ProductCall, ProductFailed
 
@@ -92,7 +92,9 @@ def x402_payment_of(payload: PaymentPayload | PaymentPayloadV1, sku: Sku) -> Pay
     return Payment.objects.filter(payer=key[0], nonce=key[1], sku=sku).select_related("sku").first()
 
 
-def x402_call(*, sku: Sku, product: Product, call: ProductCall, challenge: Challenge, proof: Proof) -> X402Paid:
+def x402_call(
+    *, sku: Sku, product: Product, call: ProductCall, challenge: Challenge, proof: Proof
+) -> X402Paid:
     existing = Payment.objects.filter(payer=proof.payer, nonce=proof.nonce).select_related("sku").first()
     if existing is not None:
         return _existing(existing, sku=sku, product=product, call=call)
@@ -174,7 +176,9 @@ def _settle(payment: Payment, proof: Proof) -> SettleResponse:
             extra={"sku": payment.sku.sku, "charged": False},
         )
     payment_fail(payment_id=payment.id, error=f"settle: {outcome.reason} {outcome.message}")
-    raise PaymentRejected(outcome.reason or "settlement_failed", outcome.message or "the payment could not be settled")
+    raise PaymentRejected(
+        outcome.reason or "settlement_failed", outcome.message or "the payment could not be settled"
+    )
 
 
 def _deliver(payment: Payment, product: Product, call: ProductCall) -> dict[str, Any]:

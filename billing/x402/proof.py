@@ -28,8 +28,8 @@ from x402.mechanisms.evm.verify import verify_eoa_signature
 from x402.schemas import PaymentPayload, PaymentRequirements
 from x402.schemas.v1 import PaymentPayloadV1, PaymentRequirementsV1
 
+from a2a_service.core.parsers import JsonTooDeep, json_loads_bounded
 from billing.x402.challenge import Challenge
-from catalog.api.parsers import JsonTooDeep, json_loads_bounded
 
 INVALID_PAYLOAD = "invalid_payload"
 ASSET_MISMATCH = "invalid_exact_evm_payload_asset_mismatch"
@@ -106,7 +106,12 @@ def proof_payer_nonce(payload: PaymentPayload | PaymentPayloadV1) -> tuple[str, 
     if not isinstance(auth, dict):
         return None
     payer, nonce = auth.get("from"), auth.get("nonce")
-    if isinstance(payer, str) and isinstance(nonce, str) and ADDRESS.fullmatch(payer) and NONCE.fullmatch(nonce):
+    if (
+        isinstance(payer, str)
+        and isinstance(nonce, str)
+        and ADDRESS.fullmatch(payer)
+        and NONCE.fullmatch(nonce)
+    ):
         return payer.lower(), nonce.lower()
     return None
 

@@ -5,42 +5,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 
-
-class Out(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-
-# --- errors ---------------------------------------------------------------------------
-class ValidationErrorItem(Out):
-    loc: list[str | int]
-    msg: str
-    type: str
-
-
-class HTTPValidationError(Out):
-    detail: list[ValidationErrorItem]
-
-
-class ErrorOut(Out):
-    detail: str
-    code: str = Field(description="machine-readable error code")
-
-
-class UnauthorizedOut(ErrorOut):
-    register_endpoint: str
-    header: str
-    instructions: str
-
-
-class ProductUnavailableOut(ErrorOut):
-    sku: str | None = None
-    charged: bool = Field(False, description="always false: nothing is charged for an unavailable product")
-
-
-class RateLimitedOut(ErrorOut):
-    retry_after: int
+from a2a_service.core.schemas import (  # noqa: F401  (re-exported: apps read them as s.*)
+    ErrorOut,
+    HTTPValidationError,
+    Out,
+    ProductUnavailableOut,
+    RateLimitedOut,
+    UnauthorizedOut,
+    ValidationErrorItem,
+)
 
 
 # --- shared pieces --------------------------------------------------------------------
@@ -332,9 +307,11 @@ class ProgramHealthOut(Out):
     broker: ComponentHealth
     worker: WorkerHealth
     catalogs: dict[str, int] = Field(description="row counts of the catalogs")
-    skus: dict[str, int] = Field(description=(
+    skus: dict[str, int] = Field(
+        description=(
             "SKU counts: live (answers 402), disabled, products_built, coming_soon (on but not built)"
-        ))
+        )
+    )
     agents: dict[str, int]
     venue_adapters: list[dict[str, Any]] = Field(description="per ingested venue: rows and newest update")
 
@@ -379,9 +356,7 @@ class TeaserOut(Out):
     price_usdc: float | None
     credit_path: str | None
     session_callable: bool
-    available: bool = Field(
-        description="whether the paid product is on sale now and has content to deliver"
-    )
+    available: bool = Field(description="whether the paid product is on sale now and has content to deliver")
     unavailable_reason: str | None = Field(
         default=None, description="why available is false (not built, switched off, no data yet)"
     )

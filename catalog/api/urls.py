@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from django.urls import path
 
-from catalog import selectors as sel
-from catalog.api import schemas as s
-from catalog.api.inputs import (
+from a2a_service.core.inputs import (
     Limit20Query,
     Limit40Query,
     NewsCatalogQuery,
     PredictionCatalogQuery,
 )
+from catalog import selectors as sel
+from catalog.api import schemas as s
 from catalog.api.views import (
     AgentFrameworkPackView,
     MarketplaceExecuteView,

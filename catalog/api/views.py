@@ -13,49 +13,20 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from a2a_service.core.errors import ProductUnavailable, Unauthorized
+from a2a_service.core.fastcache import ENVIRON_FIELD
+from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters
+from a2a_service.core.views import ERRORS_COMMON, ApiView, base_url, ok
 from catalog import selectors
 from catalog.api import schemas as s
 from catalog.api.bodies import MarketplaceExecuteBody, SpreadSnapshotIngest
-from catalog.api.errors import ProductUnavailable, Unauthorized
-from catalog.api.inputs import QueryModel, parse_body, parse_query, query_parameters
-from catalog.counters import counter_increment
-from catalog.fastcache import ENVIRON_FIELD
 from catalog.models import SpreadSnapshot
 from catalog.signals import spreads_ingested
 
-ERRORS_COMMON = {
-    404: OpenApiResponse(s.ErrorOut, description="unknown resource"),
-    422: OpenApiResponse(s.HTTPValidationError, description="broken parameters or body"),
-    429: OpenApiResponse(s.RateLimitedOut, description="rate limited; see Retry-After"),
-}
-
-
-def base_url(request: Request) -> str:
-    return settings.PUBLIC_BASE_URL or request.build_absolute_uri("/").rstrip("/")
-
-
-def ok(model: BaseModel, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(model.model_dump(mode="json", by_alias=True), status=status, headers=headers)
-
-
-class ApiView(APIView):
-    """Base of every API view: JSON in, JSON out, errors through the one handler."""
-
-    metric = "hit"
-
-    def count_hit(self, key: str) -> None:
-        # Counting must never fail the request it counts.
-        try:
-            counter_increment(metric=self.metric, key=key)
-        except Exception:  # noqa: BLE001
-            pass
-
-
 # Free documents whose answer depends only on the shop's data (rows and settings), never on
 # the clock, the caller or live probes: their 200 answers are stored and served in front of
-# Django (catalog/fastcache.py) until a write changes them. tests/test_free_fastpath.py checks
+# Django (a2a_service/core/fastcache.py) until a write changes them. tests/test_free_fastpath.py checks
 # that none of them reads a table whose writes do not invalidate them.
 CACHEABLE_ROUTES = frozenset(
     {

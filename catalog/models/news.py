@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from catalog.money import usdc_from_atomic
+from a2a_service.core.money import usdc_from_atomic
 
 # Unlock prices by category, as the interface observes them (0.18 equity/general, 0.1 crypto).
 DEFAULT_NEWS_PRICE_ATOMIC = {"equity": 180_000, "general": 180_000, "crypto": 100_000}

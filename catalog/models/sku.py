@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from catalog.money import usdc_from_atomic
+from a2a_service.core.money import usdc_from_atomic
 
 X402_PREFIX = "/api/a2a/x402"
 

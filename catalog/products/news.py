@@ -7,9 +7,9 @@ from typing import Any, cast
 from django.utils import timezone
 from pydantic import Field
 
-from catalog.api.errors import NotFound
-from catalog.api.inputs import QueryModel
-from catalog.formats import naive_utc
+from a2a_service.core.errors import NotFound
+from a2a_service.core.formats import naive_utc
+from a2a_service.core.inputs import QueryModel
 from catalog.models import NewsItem
 from catalog.products.registry import ProductCall, ProductFailed, register
 

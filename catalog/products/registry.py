@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from catalog.api.inputs import QueryModel
+from a2a_service.core.inputs import QueryModel
 
 
 class ProductFailed(Exception):

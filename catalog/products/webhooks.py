@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from catalog.money import usdc_from_atomic
+from a2a_service.core.money import usdc_from_atomic
 from catalog.products.registry import ProductCall, ProductFailed, register
 
 

@@ -37,9 +37,9 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils import timezone
 
-from catalog.background import PerProcess, repeat_every
-from catalog.counters import counter_hash, redis_client
-from catalog.ratelog import log_throttled
+from a2a_service.core.background import PerProcess, repeat_every
+from a2a_service.core.ratelog import log_throttled
+from a2a_service.core.redisconn import counter_hash, redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -369,16 +369,15 @@ def _within_rate(environ: dict[str, Any]) -> bool:
     # Imported here: the throttle module is imported by DRF's settings, after this one.
     from rest_framework.request import Request
 
-    from billing.api.credit_fastpath import _ThrottleRequest
-    from catalog.api.throttling import BUFFERED_WINDOWS, ClientRateThrottle
+    from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
 
     try:
         throttle = ClientRateThrottle()
         if not throttle.rate:
             return True
         wait = BUFFERED_WINDOWS.take(
-            # get_ident reads only META and headers, which _ThrottleRequest has (no DRF Request here).
-            ident=throttle.get_ident(cast(Request, _ThrottleRequest(environ))),
+            # get_ident reads only META and headers, which ThrottleEnviron has (no DRF Request here).
+            ident=throttle.get_ident(cast(Request, ThrottleEnviron(environ))),
             num_requests=throttle.num_requests,
             duration=throttle.duration,
         )

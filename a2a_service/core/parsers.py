@@ -92,10 +92,12 @@ class BoundedJSONParser(JSONParser):
     """DRF's JSON parser with the limits above; each refusal is a 422 HTTPValidationError
     with loc ["body", ...]: body_too_large, json_too_deep, json_invalid, string_unstorable."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
-        # Imported here: rest_framework.views loads this parser while catalog.api.errors,
+    def parse(
+        self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
+        # Imported here: rest_framework.views loads this parser while a2a_service.core.errors,
         # which imports rest_framework.views, is still being imported.
-        from catalog.api.errors import RequestValidationError
+        from a2a_service.core.errors import RequestValidationError
 
         limit = settings.API_MAX_BODY_BYTES
         # Reads at most one byte past the cap, whatever Content-Length claims.

@@ -192,7 +192,9 @@ class _PinnedConnectionMixin:
             sys.audit("http.client.connect", self, self.host, self.port)
             return sock
         # The mixin is only ever combined with HTTPConnection (see _adapter_class).
-        raise NewConnectionError(cast(HTTPConnection, self), f"Failed to establish a new connection: {last_error}")
+        raise NewConnectionError(
+            cast(HTTPConnection, self), f"Failed to establish a new connection: {last_error}"
+        )
 
 
 def _adapter_class(*, public_only: bool) -> type[HTTPAdapter]:

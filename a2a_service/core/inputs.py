@@ -13,8 +13,8 @@ from drf_spectacular.utils import OpenApiParameter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rest_framework.request import Request
 
-from catalog.api.errors import RequestValidationError
-from catalog.api.parsers import text_is_storable
+from a2a_service.core.errors import RequestValidationError
+from a2a_service.core.parsers import text_is_storable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -126,7 +126,7 @@ class InputGuardMiddleware:
     a NUL character or a lone surrogate in a path segment (404: no resource has that name),
     a query parameter (422, loc ["query", name]) or a header the API reads (422, loc
     ["header", name]). Without it each lookup failed in the database driver as a 500.
-    JSON bodies get the same check in catalog.api.parsers.BoundedJSONParser."""
+    JSON bodies get the same check in a2a_service.core.parsers.BoundedJSONParser."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

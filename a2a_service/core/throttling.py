@@ -25,22 +25,16 @@ import time
 from collections import Counter
 from typing import Any
 
+from redis import Redis
 from rest_framework.throttling import AnonRateThrottle
 
-from catalog.background import PerProcess, repeat_every
-from catalog.ratelog import log_throttled
+from a2a_service.core.background import PerProcess, repeat_every
+from a2a_service.core.ratelog import log_throttled
+from a2a_service.core.redisconn import redis_client
 
 logger = logging.getLogger(__name__)
 
 WINDOW_PREFIX = "a2a:rl:"
-
-
-def redis_client():
-    # Imported here: DRF imports this module while Django configures logging, before the
-    # app registry (which catalog.counters needs) is ready.
-    from catalog.counters import redis_client as client
-
-    return client()
 
 
 # One round trip: count the request; the first count of a window sets its expiry.
@@ -52,11 +46,19 @@ return n
 _scripts: dict[int, Any] = {}
 
 
+def _required_redis() -> Redis:
+    # Called only where Redis is configured; raising lets the caller fail open.
+    client = redis_client()
+    if client is None:
+        raise RuntimeError("REDIS_URL is not set")
+    return client
+
+
 def rate_window_take(*, ident: str, num_requests: int, duration: int) -> float | None:
     """Count one request of `ident` in the current window of `duration` seconds. Returns
     None if it is within `num_requests`, else the seconds until the window ends. Raises
     if Redis cannot be reached (callers fail open)."""
-    client = redis_client()
+    client = _required_redis()
     script = _scripts.get(id(client))
     if script is None:
         script = _scripts[id(client)] = client.register_script(WINDOW_TAKE)
@@ -113,7 +115,7 @@ class BufferedWindows:
         if not pending:
             return
         try:
-            pipe = redis_client().pipeline(transaction=False)
+            pipe = _required_redis().pipeline(transaction=False)
             for (key, duration, _), n in pending.items():
                 pipe.incrby(key, n)
                 pipe.expire(key, duration + 1, nx=True)
@@ -178,3 +180,11 @@ class ClientRateThrottle(AnonRateThrottle):
         if redis_client() is None:
             return super().wait()
         return self._wait
+
+
+class ThrottleEnviron:
+    """What DRF's get_ident reads of a request, straight from the WSGI environ."""
+
+    def __init__(self, environ: dict[str, Any]) -> None:
+        self.META = environ
+        self.headers = {"x-forwarded-for": environ.get("HTTP_X_FORWARDED_FOR")}

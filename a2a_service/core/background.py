@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from catalog.ratelog import log_throttled
+from a2a_service.core.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,9 @@ def repeat_every(seconds: float, func: Callable[[], None], *, name: str) -> None
             try:
                 func()
             except Exception:  # the thread must outlive a failure, or the work stops for good
-                log_throttled(logger, f"background-{name}", "background task %s failed", name, level=logging.ERROR)
+                log_throttled(
+                    logger, f"background-{name}", "background task %s failed", name, level=logging.ERROR
+                )
 
     threading.Thread(target=loop, name=name, daemon=True).start()
     atexit.register(func)

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from catalog.ratelog import log_throttled
+from a2a_service.core.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
 
@@ -119,5 +119,7 @@ def admin_login(request: HttpRequest, extra_context: dict | None = None) -> Http
         try:
             _login_failed(keys)
         except Exception:
-            log_throttled(logger, "admin-login-throttle", "admin login not throttled: the cache is unreachable")
+            log_throttled(
+                logger, "admin-login-throttle", "admin login not throttled: the cache is unreachable"
+            )
     return response

@@ -1,0 +1,27 @@
+"""The one Redis client of a process (None without REDIS_URL: the embedded local stack),
+and the names of the shared hashes several layers write."""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import lru_cache
+
+import redis
+from django.conf import settings
+
+# Daily hit counters: one hash per day, field "<metric>|<key>". Views and the free-document
+# layer add to it; catalog.counters moves the counts into DailyCounter rows.
+COUNTER_HASH_PREFIX = "a2a:ctr:"
+
+
+@lru_cache(maxsize=2)
+def _redis(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
+def redis_client() -> redis.Redis | None:
+    return _redis(settings.REDIS_URL) if settings.REDIS_URL else None
+
+
+def counter_hash(day: date) -> str:
+    return f"{COUNTER_HASH_PREFIX}{day.isoformat()}"
