@@ -53,6 +53,9 @@ class Product:
     # returns (True, "") or (False, reason). Free teasers use it so they do not advertise a
     # product that would answer 503 (e.g. a brief before any piece is published).
     available: Callable[[], tuple[bool, str]] | None = None
+    # The model of the content `run` returns: the documented 200 answer of every route that
+    # sells it (REST, and the MCP tool's outputSchema / the A2A artifact). None: not documented yet.
+    output: type[BaseModel] | None = None
 
 
 _PRODUCTS: dict[str, Product] = {}
