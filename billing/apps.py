@@ -8,7 +8,10 @@ class BillingConfig(AppConfig):
     verbose_name = "Billing"
 
     def ready(self) -> None:
-        from billing import signals  # noqa: F401  (drops stored 402 challenges on SKU writes)
+        from billing import (
+            products,  # noqa: F401  (billing's product specs)
+            signals,  # noqa: F401  (drops stored 402 challenges on SKU writes)
+        )
         from billing.routes import route_mark_available
 
         # The x402 mechanism (billing/api/views.py X402PaidView) is wired in this build.

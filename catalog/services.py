@@ -20,9 +20,9 @@ from catalog.models import (
     TradingModule,
     WorkerHeartbeat,
 )
-from catalog.seed.content import AGENTS, INTEGRATIONS, PACKS, TEASER_CREDIT_PATHS, TEASERS, TRADING_MODULES
+from catalog.products.registry import specs_all
+from catalog.seed.content import AGENTS, INTEGRATIONS, PACKS, TRADING_MODULES, teasers_all
 from catalog.seed.packs import skill_md
-from catalog.seed.skus import SKU_TABLE
 
 WHALE_TIERS = [
     ("dolphin", "25", "2", ["priority support"]),
@@ -34,50 +34,52 @@ WHALE_TIERS = [
 @transaction.atomic
 def catalog_seed(*, reset: bool = False) -> dict[str, int]:
     """Load the seed catalog. Idempotent: existing rows keep the staff's edits (price,
-    status, texts) unless reset=True. A price may be seeded from the SKU's env_price
+    status, texts) unless reset=True. SKU rows come from the product specs
+    (catalog.products.registry). A price may be seeded from the SKU's env_price
     environment variable (in USDC, e.g. X402_PRICE_MORNING_BRIEF=0.09)."""
     created = {"skus": 0, "teasers": 0, "agents": 0, "packs": 0, "integrations": 0, "modules": 0}
+    teasers = teasers_all()
     teaser_by_sku: dict[str, str] = {}
-    for name, (sku_name, *_rest) in TEASERS.items():
-        teaser_by_sku.setdefault(sku_name, name)
+    for teaser, sku_name in teasers:
+        teaser_by_sku.setdefault(sku_name, teaser.name)
 
-    for order, row in enumerate(SKU_TABLE):
-        price_atomic = atomic_from_usdc(os.environ.get(row.env_price) or row.price)
-        teaser_name = row.teaser or teaser_by_sku.get(row.sku, "")
+    for order, product in enumerate(specs_all()):
+        price_atomic = atomic_from_usdc(os.environ.get(product.env_price) or product.price)
+        teaser_name = product.teaser or teaser_by_sku.get(product.sku, "")
         values = {
-            "path": row.full_path,
-            "headline": row.headline,
-            "family": row.family,
-            "env_price": row.env_price,
-            "price_base_atomic": atomic_from_usdc(row.price),
+            "path": product.full_path,
+            "headline": product.headline,
+            "family": product.family,
+            "env_price": product.env_price,
+            "price_base_atomic": atomic_from_usdc(product.price),
             "price_atomic": price_atomic,
-            "tier": row.tier,
-            "hero": row.hero,
-            "intel_only": row.intel_only,
-            "product_type": row.product_type,
-            "session_callable": row.session_callable,
-            "marketplace_paid": row.marketplace_paid,
-            "client_bundle": row.client_bundle,
+            "tier": product.tier,
+            "hero": product.hero,
+            "intel_only": product.intel_only,
+            "product_type": product.product_type,
+            "session_callable": product.session_callable,
+            "marketplace_paid": product.marketplace_paid,
+            "client_bundle": product.client_bundle,
             "free_teaser": f"/api/a2a/teaser/{teaser_name}" if teaser_name else "",
             "sort_order": order,
         }
         if reset:
-            _, was_created = Sku.objects.update_or_create(sku=row.sku, defaults=values)
+            _, was_created = Sku.objects.update_or_create(sku=product.sku, defaults=values)
         else:
-            _, was_created = Sku.objects.get_or_create(sku=row.sku, defaults=values)
+            _, was_created = Sku.objects.get_or_create(sku=product.sku, defaults=values)
         created["skus"] += was_created
 
     skus = {s.sku: s for s in Sku.objects.all()}
-    for name, (sku_name, title, summary, highlights) in TEASERS.items():
-        values = {
-            "title": title,
-            "summary": summary,
-            "highlights": highlights,
+    for teaser, sku_name in teasers:
+        teaser_values = {
+            "title": teaser.title,
+            "summary": teaser.summary,
+            "highlights": list(teaser.highlights),
             "sku": skus.get(sku_name),
-            "credit_path": TEASER_CREDIT_PATHS.get(name, ""),
+            "credit_path": teaser.credit_path,
         }
         manager = Teaser.objects.update_or_create if reset else Teaser.objects.get_or_create
-        _, was_created = manager(name=name, defaults=values)
+        _, was_created = manager(name=teaser.name, defaults=teaser_values)
         created["teasers"] += was_created
 
     for order, spec in enumerate(AGENTS):

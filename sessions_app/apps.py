@@ -6,3 +6,6 @@ from django.apps import AppConfig
 class SessionsAppConfig(AppConfig):
     name = "sessions_app"
     verbose_name = "Prepaid sessions"
+
+    def ready(self) -> None:
+        from . import products  # noqa: F401  (the session packs, as product specs)

@@ -4,6 +4,7 @@ facilitator; every refusal answers 402 with a facilitator-style reason and settl
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import threading
 
@@ -216,9 +217,7 @@ def test_failed_settlement_withholds_the_content(paid_stack, brief, monkeypatch)
         paid_stack.chain.w3.eth.wait_for_transaction_receipt(tx)
         return original.run(call)
 
-    monkeypatch.setitem(
-        registry._PRODUCTS, "morning_brief", registry.Product(sku="morning_brief", run=front_run)
-    )
+    monkeypatch.setitem(registry._SPECS, "morning_brief", dataclasses.replace(original, run=front_run))
     resp = requests.get(paid_stack.url + BRIEF, headers={"PAYMENT-SIGNATURE": header}, timeout=30)
     assert resp.status_code == 402 and "The full brief" not in resp.text
     payment = Payment.objects.get()
@@ -282,7 +281,7 @@ def count_product_runs(monkeypatch, sku: str) -> list[int]:
         runs[0] += 1
         return original.run(call)
 
-    monkeypatch.setitem(registry._PRODUCTS, sku, registry.Product(sku=sku, run=counted))
+    monkeypatch.setitem(registry._SPECS, sku, dataclasses.replace(original, run=counted))
     return runs
 
 

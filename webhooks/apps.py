@@ -8,4 +8,7 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (event sources)
+        from . import (
+            products,  # noqa: F401  (the push products, as product specs)
+            signals,  # noqa: F401  (event sources)
+        )

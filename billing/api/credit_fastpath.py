@@ -50,7 +50,7 @@ from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
 from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
 from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
-from catalog.products.registry import Product, ProductCall, product_get
+from catalog.products.registry import Product, ProductCall, product_get, specs_all
 
 logger = logging.getLogger(__name__)
 
@@ -184,13 +184,12 @@ def fast_routes() -> dict[str, FastRoute]:
     """Every GET credit path whose product may run before the charge."""
     from django.urls import resolve
 
-    from billing.api.urls import CREDIT_ROUTES
-    from catalog.seed.skus import SKU_TABLE
-
-    candidates = {row.full_path: row.sku for row in SKU_TABLE}
-    for method, route, _name, _summary, _tag, sku, query, body, *_ in CREDIT_ROUTES:
-        if method == "GET" and sku and query is None and body is None and "<" not in route:
-            candidates["/" + route] = sku
+    candidates: dict[str, str] = {}
+    for spec in specs_all():
+        candidates[spec.full_path] = spec.sku
+        for route in spec.credit_routes:
+            if route.method == "GET" and "<" not in route.route:
+                candidates["/" + route.route] = spec.sku
     routes = {}
     for path, sku in candidates.items():
         if _may_run_first(product_get(sku)):

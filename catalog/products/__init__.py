@@ -1,5 +1,8 @@
-"""Importing this package registers every built product."""
+"""The product specs of the catalog app, one module per product family. Importing this
+package registers them (catalog's AppConfig.ready does); the apps above catalog register
+their own products (billing/products.py, sessions_app/products.py, webhooks/products.py)
+from their AppConfig.ready."""
 
 from __future__ import annotations
 
-from . import briefs, news, sessions, status, webhooks  # noqa: F401
+from . import agent_services, briefs, intel, news, prediction, risk, telemetry, tokenized, trading  # noqa: F401

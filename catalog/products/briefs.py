@@ -1,10 +1,28 @@
+"""Editorial products: the latest published piece of a kind (morning brief, research,
+regulatory digest, grant scout), written by staff in the admin."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from catalog.models import EditorialPiece
-from catalog.products.registry import ProductCall, ProductFailed, register
+from catalog.products.registry import ProductCall, ProductFailed, ProductSpec, TeaserSpec, product, register
+
+
+class EditorialPieceOut(BaseModel):
+    id: int
+    kind: str
+    title: str
+    summary: str
+    body: str = Field(description="the piece in full")
+    published_at: str | None = Field(description="ISO 8601 with offset")
+
+
+class PromoPieceOut(EditorialPieceOut):
+    promo: bool = Field(description="true: sold at the promotional price")
 
 
 def _latest(kind: str) -> EditorialPiece:
@@ -36,26 +54,127 @@ def piece_payload(piece: EditorialPiece) -> dict[str, Any]:
     }
 
 
-@register("morning_brief", pure=True, available=_has_piece(EditorialPiece.Kind.MORNING_BRIEF))
-def morning_brief(call: ProductCall) -> dict[str, Any]:
-    return piece_payload(_latest(EditorialPiece.Kind.MORNING_BRIEF))
+BRIEF = EditorialPiece.Kind.MORNING_BRIEF
 
 
-@register("morning_brief_promo", pure=True, available=_has_piece(EditorialPiece.Kind.MORNING_BRIEF))
+@product(
+    sku="morning_brief_promo",
+    path="/morning-brief/promo",
+    headline="Today's morning brief at the promotional price",
+    price="0.06",
+    family="brief",
+    tier="A",
+    hero=True,
+    rank=2,
+    teaser="morning-brief",
+    output=PromoPieceOut,
+    pure=True,
+    available=_has_piece(BRIEF),
+)
 def morning_brief_promo(call: ProductCall) -> dict[str, Any]:
-    return {**piece_payload(_latest(EditorialPiece.Kind.MORNING_BRIEF)), "promo": True}
+    return {**piece_payload(_latest(BRIEF)), "promo": True}
 
 
-@register("research_weekly_digest", pure=True, available=_has_piece(EditorialPiece.Kind.RESEARCH))
-def research_weekly_digest(call: ProductCall) -> dict[str, Any]:
-    return piece_payload(_latest(EditorialPiece.Kind.RESEARCH))
+@product(
+    sku="morning_brief",
+    path="/morning-brief",
+    headline="Today's morning brief: the staff-written market brief in full",
+    price="0.08",
+    family="brief",
+    tier="A",
+    hero=True,
+    rank=3,
+    client_bundle=True,
+    session_callable=True,
+    teaser="morning-brief",
+    teasers=(
+        TeaserSpec(
+            name="morning-brief",
+            title="Morning brief",
+            summary="The staff-written market brief, published every morning.",
+            highlights=("headline and summary free", "full brief paid", "session-callable"),
+        ),
+    ),
+    output=EditorialPieceOut,
+    pure=True,
+    available=_has_piece(BRIEF),
+)
+def morning_brief(call: ProductCall) -> dict[str, Any]:
+    return piece_payload(_latest(BRIEF))
 
 
-@register("tech_regulatory_digest", pure=True, available=_has_piece(EditorialPiece.Kind.REGULATORY))
+@product(
+    sku="grant_scout_desk",
+    path="/intel/grant-scout-desk",
+    headline="Grant scout desk: open grants and programs matched to agent builders",
+    price="0.06",
+    family="intel",
+    rank=20,
+    teaser="grant-scout",
+    teasers=(
+        TeaserSpec(
+            name="grant-scout",
+            title="Grant scout",
+            summary="Open grants and programs for agent builders.",
+            highlights=("deadlines", "amounts", "fit"),
+        ),
+    ),
+    output=EditorialPieceOut,
+    pure=True,
+    available=_has_piece(EditorialPiece.Kind.GRANTS),
+)
+def grant_scout_desk(call: ProductCall) -> dict[str, Any]:
+    return piece_payload(_latest(EditorialPiece.Kind.GRANTS))
+
+
+@product(
+    sku="tech_regulatory_digest",
+    path="/intel/tech-regulatory-digest",
+    headline="Tech regulatory digest: rules and enforcement that move markets",
+    price="0.08",
+    family="intel",
+    rank=21,
+    teaser="tech-regulatory-digest",
+    teasers=(
+        TeaserSpec(
+            name="tech-regulatory-digest",
+            title="Tech regulatory digest",
+            summary="Technology regulation and enforcement that moves markets.",
+            highlights=("rules", "enforcement"),
+        ),
+    ),
+    output=EditorialPieceOut,
+    pure=True,
+    available=_has_piece(EditorialPiece.Kind.REGULATORY),
+)
 def tech_regulatory_digest(call: ProductCall) -> dict[str, Any]:
     return piece_payload(_latest(EditorialPiece.Kind.REGULATORY))
 
 
-@register("grant_scout_desk", pure=True, available=_has_piece(EditorialPiece.Kind.GRANTS))
-def grant_scout_desk(call: ProductCall) -> dict[str, Any]:
-    return piece_payload(_latest(EditorialPiece.Kind.GRANTS))
+@product(
+    sku="research_weekly_digest",
+    path="/research/weekly-digest",
+    headline="Weekly research digest",
+    price="0.12",
+    family="research",
+    rank=36,
+    output=EditorialPieceOut,
+    pure=True,
+    available=_has_piece(EditorialPiece.Kind.RESEARCH),
+)
+def research_weekly_digest(call: ProductCall) -> dict[str, Any]:
+    return piece_payload(_latest(EditorialPiece.Kind.RESEARCH))
+
+
+# Not built yet: the pro brief adds webhook routing of the brief (the editorial issue).
+register(
+    ProductSpec(
+        sku="morning_brief_pro",
+        path="/morning-brief/pro",
+        headline="Morning brief pro, with webhook routing",
+        price="0.15",
+        family="brief",
+        rank=41,
+        teaser="morning-brief",
+    )
+)

@@ -1,15 +1,30 @@
-"""Products: one registered callable per SKU. Every payment route (x402, credits,
-sessions, marketplace) runs the same callable, so a product is written once."""
+"""Product specs: the single source of what the service sells.
+
+One frozen, keyword-only `ProductSpec` per SKU says everything about a product: its SKU name
+and paid path, its presentation and default price (seeded into the Sku row staff then edit),
+its free teasers, the X-API-Key routes that also sell it, its parameters, its output model and
+the function that runs it. The URL tables, the paid-call fast paths, the OpenAPI document,
+`/.well-known/x402`, the storefront, the MCP catalog and the agent cards all read the specs.
+Every payment route (x402, credits, sessions, and the protocol surfaces) runs the same `run`,
+so a product is written once: adding one is one module that registers its spec, and its test.
+
+A spec without a `run` is listed by its SKU row as `coming_soon` (never advertised as live) and
+its paid routes answer 503 uncharged until a later change builds it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from a2a_service.core.inputs import QueryModel
+
+X402_PREFIX = "/api/a2a/x402"
+LIVE_INTEL = "live_intel"
+EXECUTION_INTELLIGENCE = "execution_intelligence"
 
 
 class ProductFailed(Exception):
@@ -21,7 +36,7 @@ class ProductFailed(Exception):
 class ProductCall:
     """What a product needs to run: validated parameters and who is calling."""
 
-    sku: Any  # catalog.models.Sku
+    sku: Any  # catalog.models.Sku (None on the WSGI fast path, which reads no row)
     params: BaseModel | None
     base_url: str
     payer: str | None = None
@@ -29,11 +44,71 @@ class ProductCall:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Product:
+RunFn = Callable[[ProductCall], dict[str, Any]]
+
+
+def not_built(call: ProductCall) -> dict[str, Any]:
+    """The `run` of a spec that is not built yet: nothing to sell, nothing charged."""
+    raise ProductFailed(
+        f"{call.sku.sku if call.sku else 'this product'} is not available yet; nothing was charged"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeaserSpec:
+    """A free teaser (/api/a2a/teaser/<name>) that sells this product."""
+
+    name: str
+    title: str
+    summary: str
+    highlights: tuple[str, ...] = ()
+    # Where the X-API-Key route of the same content is, when it has one.
+    credit_path: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreditRoute:
+    """An X-API-Key route that also sells the product (besides the x402 path, which takes the
+    key too). Path parameters (`<str:news_id>`) and the query are validated with the
+    product's `params` model."""
+
+    route: str  # a Django route, without the leading slash
+    operation_id: str
+    summary: str
+    tag: str = "market-data"
+    method: Literal["GET", "POST"] = "GET"
+    deprecated: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProductSpec:
+    # --- what is sold, where, at what list price -------------------------------------------
     sku: str
-    run: Callable[[ProductCall], dict[str, Any]]
+    path: str  # below /api/a2a/x402, e.g. "/news/digest"
+    headline: str
+    price: str  # default price in USDC, e.g. "0.1"; seeded once, then the staff's (admin)
+    family: str  # news, brief, prediction, trading, ...
+    tier: Literal["", "L", "A", "B", "C", "D"] = ""
+    hero: bool = False
+    intel_only: bool = False
+    product_type: str = LIVE_INTEL
+    # Display order in listings (the interface's SKU table first); ties keep registration order.
+    rank: int = 1000
+    marketplace_paid: bool = False
+    client_bundle: bool = False
+    # Covered by the prepaid session packs (callable at /api/a2a/session/call/<sku>).
+    session_callable: bool = False
+    # The free teaser linked from the SKU (a name in some spec's `teasers`, or this one's).
+    teaser: str = ""
+    teasers: tuple[TeaserSpec, ...] = ()
+    credit_routes: tuple[CreditRoute, ...] = ()
+    # --- how it runs -------------------------------------------------------------------------
+    run: RunFn = not_built  # not_built: coming soon (its routes answer 503 uncharged)
     params: type[QueryModel] | None = None
+    # The model of the content `run` returns: the documented 200 answer of every route that
+    # sells it (REST, and the MCP tool's outputSchema / the A2A artifact). Tests validate
+    # real answers against it.
+    output: type[BaseModel] | None = None
     # Called before any payment: raises NotFound/RequestValidationError for bad input and
     # may return an item-specific price in atomic USDC (news items carry their own price).
     price_for: Callable[[ProductCall], int | None] | None = None
@@ -53,55 +128,90 @@ class Product:
     # returns (True, "") or (False, reason). Free teasers use it so they do not advertise a
     # product that would answer 503 (e.g. a brief before any piece is published).
     available: Callable[[], tuple[bool, str]] | None = None
-    # The model of the content `run` returns: the documented 200 answer of every route that
-    # sells it (REST, and the MCP tool's outputSchema / the A2A artifact). None: not documented yet.
-    output: type[BaseModel] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.path.startswith("/") or self.path.startswith(X402_PREFIX):
+            raise ValueError(f"{self.sku}: path is below {X402_PREFIX} and starts with '/': {self.path!r}")
+        if self.effects and self.pure:
+            raise ValueError(f"{self.sku}: a product with effects is not pure")
+
+    @property
+    def full_path(self) -> str:
+        return X402_PREFIX + self.path
+
+    @property
+    def env_price(self) -> str:
+        """The environment setting that may seed the price (USDC), e.g. X402_PRICE_NEWS_DIGEST."""
+        return "X402_PRICE_" + self.sku.upper()
+
+    @property
+    def built(self) -> bool:
+        return self.run is not not_built
 
 
-_PRODUCTS: dict[str, Product] = {}
+# Kept for the code that names a runnable product a Product.
+Product = ProductSpec
+
+_SPECS: dict[str, ProductSpec] = {}
 
 
-def register(
-    sku: str,
-    *,
-    params: type[QueryModel] | None = None,
-    price_for: Callable[[ProductCall], int | None] | None = None,
-    pure: bool = False,
-    effects: bool = False,
-    ready: Callable[[ProductCall], None] | None = None,
-    available: Callable[[], tuple[bool, str]] | None = None,
-) -> Callable[[Callable[[ProductCall], dict[str, Any]]], Callable[[ProductCall], dict[str, Any]]]:
-    def decorator(func: Callable[[ProductCall], dict[str, Any]]) -> Callable[[ProductCall], dict[str, Any]]:
-        if sku in _PRODUCTS:
-            raise ValueError(f"product {sku} registered twice")
-        _PRODUCTS[sku] = Product(
-            sku=sku,
-            run=func,
-            params=params,
-            price_for=price_for,
-            pure=pure,
-            effects=effects,
-            ready=ready,
-            available=available,
-        )
+def register(spec: ProductSpec) -> ProductSpec:
+    """Add a spec. Each module of catalog/products (and each app's products module) registers
+    its specs when it is imported, which its AppConfig.ready does."""
+    if spec.sku in _SPECS:
+        raise ValueError(f"product {spec.sku} registered twice")
+    taken = {s.path: s.sku for s in _SPECS.values()}
+    if spec.path in taken:
+        raise ValueError(f"product {spec.sku}: path {spec.path} is already {taken[spec.path]}'s")
+    _SPECS[spec.sku] = spec
+    return spec
+
+
+def product(**fields: Any) -> Callable[[RunFn], RunFn]:
+    """Decorator form: `@product(sku=..., path=..., ...)` over the run function."""
+
+    def decorator(func: RunFn) -> RunFn:
+        register(ProductSpec(run=func, **fields))
         return func
 
     return decorator
 
 
-def product_get(sku: str) -> Product | None:
-    return _PRODUCTS.get(sku)
+@contextmanager
+def registered(spec: ProductSpec) -> Iterator[ProductSpec]:
+    """A spec registered for the duration of a block (tests add throwaway products)."""
+    register(spec)
+    try:
+        yield spec
+    finally:
+        _SPECS.pop(spec.sku, None)
+
+
+def specs_all() -> list[ProductSpec]:
+    """Every spec, built or not, in display order."""
+    order = {sku: i for i, sku in enumerate(_SPECS)}
+    return sorted(_SPECS.values(), key=lambda s: (s.rank, order[s.sku]))
+
+
+def spec_get(sku: str) -> ProductSpec | None:
+    return _SPECS.get(sku)
+
+
+def product_get(sku: str) -> ProductSpec | None:
+    """The spec of a product that can run now (built), else None."""
+    spec = _SPECS.get(sku)
+    return spec if spec is not None and spec.built else None
 
 
 def products_built() -> set[str]:
-    return set(_PRODUCTS)
+    return {sku for sku, spec in _SPECS.items() if spec.built}
 
 
 def product_has_content(sku: str) -> tuple[bool, str]:
     """Whether a built product has content to deliver now, by its cheap check (no check: yes)."""
-    product = _PRODUCTS.get(sku)
-    if product is None:
+    spec = product_get(sku)
+    if spec is None:
         return False, "the product is not built yet"
-    if product.available is None:
+    if spec.available is None:
         return True, ""
-    return product.available()
+    return spec.available()

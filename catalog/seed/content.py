@@ -1,198 +1,40 @@
-"""Seed content: the 28 teasers, the catalog agents, integrations, trading modules."""
+"""Seed content: the teasers of no product, the catalog agents, integrations, trading modules."""
 
 from __future__ import annotations
 
-# name -> (sku or "", title, summary, highlights). A teaser without an x402 SKU points
-# to its X-API-Key route instead (credit_path).
-TEASERS: dict[str, tuple[str, str, str, list[str]]] = {
-    "morning-brief": (
-        "morning_brief",
-        "Morning brief",
-        "The staff-written market brief, published every morning.",
-        ["headline and summary free", "full brief paid", "session-callable"],
+from catalog.products.registry import TeaserSpec, specs_all
+
+# Teasers of no product: their content is served at X-API-Key routes or free feed paths.
+# Every other teaser is declared by the product it sells (ProductSpec.teasers).
+FREE_TEASERS: tuple[TeaserSpec, ...] = (
+    TeaserSpec(
+        name="equity-scalp",
+        title="Equity scalp",
+        summary="Short-horizon equity setups (X-API-Key route).",
+        highlights=("entry", "stop", "target"),
+        credit_path="/api/a2a/equity/scalp",
     ),
-    "defi-yield-scout": (
-        "defi_yield_scout",
-        "DeFi yield scout",
-        "Yields across lending and liquidity venues, ranked with risk notes.",
-        ["ranked yields", "risk notes per venue"],
+    TeaserSpec(
+        name="feeds-indexer",
+        title="Chain indexer feed",
+        summary="Indexed on-chain activity feeding the desks.",
+        highlights=("blocks indexed", "transfers"),
+        credit_path="/api/a2a/intel/latest",
     ),
-    "calendar-risk": (
-        "calendar_risk",
-        "Calendar risk",
-        "Scheduled events that can move markets in the coming week.",
-        ["event time", "expected impact"],
-    ),
-    "copy-signals": (
-        "copy_signals",
-        "Copy signals",
-        "Desk signals you can copy; free tier delayed 10 minutes with masked routing.",
-        ["real-time when paid", "routing addresses when paid"],
-    ),
-    "pre-trade-checklist": (
-        "risk_decision_pack",
-        "Pre-trade checklist",
-        "The checks a desk runs before opening risk: regime, calendar, liquidity.",
-        ["regime gate", "calendar gate", "go / no-go"],
-    ),
-    "daily-digest": (
-        "news_digest",
-        "Daily digest",
-        "The day's ingested news, grouped by category.",
-        ["per-category headlines", "unlock links"],
-    ),
-    "funding-hedge-desk": (
-        "funding_hedge_desk",
-        "Funding hedge desk",
-        "Funding-rate carry opportunities with their hedge legs.",
-        ["carry", "hedge legs"],
-    ),
-    "broker-scalp-desk": (
-        "broker_scalp_desk",
-        "Broker scalp desk",
-        "Short-horizon setups on broker venues.",
-        ["entry", "stop", "target"],
-    ),
-    "market-groups-digest": (
-        "market_groups_digest",
-        "Market groups digest",
-        "What each market agent group reported.",
-        ["per-group headlines"],
-    ),
-    "tech-regulatory-digest": (
-        "tech_regulatory_digest",
-        "Tech regulatory digest",
-        "Technology regulation and enforcement that moves markets.",
-        ["rules", "enforcement"],
-    ),
-    "grant-scout": (
-        "grant_scout_desk",
-        "Grant scout",
-        "Open grants and programs for agent builders.",
-        ["deadlines", "amounts", "fit"],
-    ),
-    "m2m-desk": (
-        "m2m_session_desk",
-        "Machine-to-machine desk",
-        "A prepaid session: many desk calls, one x402 payment.",
-        ["40 calls / 24 h", "200 calls / 7 days"],
-    ),
-    "pair-arb-desk": (
-        "pair_arb_desk",
-        "Pair arbitrage desk",
-        "Cross-venue spreads worth trading after fees.",
-        ["spread in bps", "venues"],
-    ),
-    "grid-range-desk": (
-        "grid_range_desk",
-        "Grid range desk",
-        "Ranges, grid levels and invalidation for liquid pairs.",
-        ["range", "grid levels"],
-    ),
-    "risk-exit-alerts": (
-        "risk_exit_alerts",
-        "Risk exit alerts",
-        "Positions whose exit conditions have triggered.",
-        ["trigger", "suggested exit"],
-    ),
-    "trend-momentum-desk": (
-        "signals",
-        "Trend and momentum desk",
-        "Trend and momentum signals from the desks.",
-        ["direction", "strength"],
-    ),
-    "exchange-earn-desk": (
-        "defi_yield_scout",
-        "Exchange earn desk",
-        "Earn products across exchanges and on-chain venues, compared.",
-        ["rates", "lockups"],
-    ),
-    "prediction-top3-daily": (
-        "prediction_top3_daily",
-        "Prediction top 3 daily",
-        "The three prediction markets worth watching today.",
-        ["odds", "volume", "closes"],
-    ),
-    "resolution-calendar": (
-        "prediction_resolution_calendar",
-        "Resolution calendar",
-        "Prediction markets resolving soon.",
-        ["resolution time", "current odds"],
-    ),
-    "event-graph": (
-        "prediction_event_graph",
-        "Event graph",
-        "Linked prediction markets and their implied probabilities.",
-        ["links", "implied odds"],
-    ),
-    "macro-gate": (
-        "macro_gate",
-        "Macro gate",
-        "Whether today's macro calendar allows new risk.",
-        ["gate state", "blocking events"],
-    ),
-    "execution-delegation": (
-        "agent_subcontract_desk",
-        "Execution delegation",
-        "Delegate execution to the desk and report fills back.",
-        ["activate", "report fill"],
-    ),
-    "mev-exec-hint-pack": (
-        "mev_exec_hint_pack",
-        "MEV execution hint pack",
-        "Private routing and slippage guidance.",
-        ["route", "slippage"],
-    ),
-    "federation-signal-resale": (
-        "federation_signal_resale",
-        "Federation signal resale",
-        "Federated partner signals with attribution.",
-        ["partner", "signal"],
-    ),
-    "intent-solver": (
-        "intent_solver_desk",
-        "Intent solver",
-        "Solver quotes for a trading intent.",
-        ["quotes", "best route"],
-    ),
-    "equity-intel": (
-        "equity_news_digest",
-        "Equity intel",
-        "Equity news and intelligence.",
-        ["headlines", "tickers"],
-    ),
-    "equity-scalp": (
-        "",
-        "Equity scalp",
-        "Short-horizon equity setups (X-API-Key route).",
-        ["entry", "stop", "target"],
-    ),
-    "equity-news-digest": (
-        "equity_news_digest",
-        "Equity news digest",
-        "The latest equity news, summarised.",
-        ["headlines", "unlock links"],
-    ),
-    # Teasers of feeds, served at their own paths.
-    "feeds-indexer": (
-        "",
-        "Chain indexer feed",
-        "Indexed on-chain activity feeding the desks.",
-        ["blocks indexed", "transfers"],
-    ),
-    "prediction-partner-feed": (
-        "prediction_starter_bundle",
-        "Partner prediction feed",
-        "Multi-venue prediction markets from partner venues.",
-        ["venues", "markets"],
-    ),
-}
-TEASER_CREDIT_PATHS = {
-    "equity-intel": "/api/a2a/equity/intel",
-    "equity-scalp": "/api/a2a/equity/scalp",
-    "feeds-indexer": "/api/a2a/intel/latest",
-}
-INTERFACE_TEASER_NAMES = [n for n in TEASERS if n not in ("feeds-indexer", "prediction-partner-feed")]
+)
+# Teasers served at their own paths rather than /api/a2a/teaser/<name>.
+FEED_TEASER_NAMES = ("feeds-indexer", "prediction-partner-feed")
+
+
+def teasers_all() -> list[tuple[TeaserSpec, str]]:
+    """Every teaser with the SKU it sells ("" for none): the products' first, in display order."""
+    return [(t, spec.sku) for spec in specs_all() for t in spec.teasers] + [(t, "") for t in FREE_TEASERS]
+
+
+def interface_teaser_names() -> list[str]:
+    """The teasers the interface lists under /api/a2a/teaser/<name>."""
+    return [t.name for t, _ in teasers_all() if t.name not in FEED_TEASER_NAMES]
+
 
 AGENTS: list[dict] = [
     {

@@ -8,23 +8,44 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from pydantic import BaseModel, Field
 
 from a2a_service.core.money import usdc_from_atomic
-from catalog.products.registry import ProductCall, ProductFailed, register
+from billing.models import Account
+from catalog.products.registry import ProductCall, ProductFailed, product
+from webhooks.models import EventPrice, PushEntitlement
 
 
-def _account(call: ProductCall) -> Any:
-    from billing.models import Account
+class SignalDeskPackOut(BaseModel):
+    account: str = Field(description="the wallet whose webhooks receive the push")
+    push_until: str = Field(description="push is on until this time (a second pack extends the first)")
+    events: list[str]
+    register_webhook: str
+    events_catalog: str
 
+
+class EventPriceOut(BaseModel):
+    kind: str
+    price_usdc: float
+
+
+class OutcomePricingOut(BaseModel):
+    prices: list[EventPriceOut]
+    charged: str = Field(description="when and how a pushed event is charged")
+    signal_desk_pack: str
+
+
+def _account(call: ProductCall) -> Account:
     if call.account is not None:
-        return call.account
-    account = Account.objects.filter(wallet_address=(call.payer or "").lower()).first()
-    if account is None:
+        account: Account = call.account
+        return account
+    found = Account.objects.filter(wallet_address=(call.payer or "").lower()).first()
+    if found is None:
         raise ProductFailed(
             "push is delivered to a credit account's webhooks: register this wallet first at "
             "/api/a2a/account/register (nothing was charged)"
         )
-    return account
+    return found
 
 
 def _account_ready(call: ProductCall) -> None:
@@ -32,10 +53,19 @@ def _account_ready(call: ProductCall) -> None:
 
 
 # The push entitlement is an effect: bought by x402, it is created only once the payment settled.
-@register("signal_desk_pack", effects=True, ready=_account_ready)
+@product(
+    sku="signal_desk_pack",
+    path="/webhooks/signal-desk-pack",
+    headline="Signal desk pack: webhook push of copy signals, regime attestations and alerts",
+    price="0.29",
+    family="webhooks",
+    rank=19,
+    teaser="copy-signals",
+    output=SignalDeskPackOut,
+    effects=True,
+    ready=_account_ready,
+)
 def signal_desk_pack(call: ProductCall) -> dict[str, Any]:
-    from webhooks.models import PushEntitlement
-
     account = _account(call)
     current = (
         PushEntitlement.objects.filter(account=account, expires_at__gt=timezone.now())
@@ -62,15 +92,22 @@ def signal_desk_pack(call: ProductCall) -> dict[str, Any]:
 
 
 def outcome_prices() -> list[dict[str, Any]]:
-    from webhooks.models import EventPrice
-
     return [
         {"kind": p.kind, "price_usdc": usdc_from_atomic(p.price_atomic)}
         for p in EventPrice.objects.order_by("kind")
     ]
 
 
-@register("webhook_outcome_pricing", pure=True)
+@product(
+    sku="webhook_outcome_pricing",
+    path="/webhooks/outcome-pricing",
+    headline="Outcome-based webhook pricing: the price of each pushed event kind",
+    price="0.01",
+    family="webhooks",
+    rank=28,
+    output=OutcomePricingOut,
+    pure=True,
+)
 def webhook_outcome_pricing(call: ProductCall) -> dict[str, Any]:
     return {
         "prices": outcome_prices(),

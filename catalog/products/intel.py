@@ -1,0 +1,74 @@
+"""Market intelligence from the news and markets. Specs only: computed from the feeds (issue 12); 503 uncharged until then."""
+
+from __future__ import annotations
+
+from catalog.products.registry import CreditRoute, ProductSpec, TeaserSpec, register
+
+register(
+    ProductSpec(
+        sku="sentiment",
+        path="/sentiment",
+        headline="Market sentiment computed from ingested news and markets",
+        price="0.05",
+        family="intel",
+        tier="L",
+        hero=True,
+        rank=11,
+        marketplace_paid=True,
+        client_bundle=True,
+        session_callable=True,
+        teaser="daily-digest",
+        credit_routes=(
+            CreditRoute(route="api/a2a/sentiment", operation_id="sentiment", summary="Market sentiment"),
+        ),
+    )
+)
+
+register(
+    ProductSpec(
+        sku="market_groups_digest",
+        path="/intel/market-groups-digest",
+        headline="Market groups digest: what each market agent group reported",
+        price="0.08",
+        family="intel",
+        rank=23,
+        session_callable=True,
+        teaser="market-groups-digest",
+        teasers=(
+            TeaserSpec(
+                name="market-groups-digest",
+                title="Market groups digest",
+                summary="What each market agent group reported.",
+                highlights=("per-group headlines",),
+            ),
+        ),
+    )
+)
+
+register(
+    ProductSpec(
+        sku="defi_yield_scout",
+        path="/defi/yield-scout",
+        headline="DeFi yield scout: ranked yields with risk notes",
+        price="0.1",
+        family="defi",
+        tier="C",
+        hero=True,
+        rank=17,
+        teaser="defi-yield-scout",
+        teasers=(
+            TeaserSpec(
+                name="defi-yield-scout",
+                title="DeFi yield scout",
+                summary="Yields across lending and liquidity venues, ranked with risk notes.",
+                highlights=("ranked yields", "risk notes per venue"),
+            ),
+            TeaserSpec(
+                name="exchange-earn-desk",
+                title="Exchange earn desk",
+                summary="Earn products across exchanges and on-chain venues, compared.",
+                highlights=("rates", "lockups"),
+            ),
+        ),
+    )
+)

@@ -1,0 +1,112 @@
+"""Prediction-market intelligence. Specs only: computed from the Polymarket and Kalshi feeds (issue 13); 503 uncharged until then."""
+
+from __future__ import annotations
+
+from catalog.products.registry import ProductSpec, TeaserSpec, register
+
+register(
+    ProductSpec(
+        sku="prediction_starter_bundle",
+        path="/prediction/starter-bundle",
+        headline="Prediction starter bundle: top markets, resolution calendar and event graph",
+        price="0.39",
+        family="prediction",
+        tier="A",
+        hero=True,
+        rank=4,
+        teaser="prediction-top3-daily",
+        teasers=(
+            TeaserSpec(
+                name="prediction-partner-feed",
+                title="Partner prediction feed",
+                summary="Multi-venue prediction markets from partner venues.",
+                highlights=("venues", "markets"),
+            ),
+        ),
+    )
+)
+
+register(
+    ProductSpec(
+        sku="prediction_top3_daily",
+        path="/prediction/top3-daily",
+        headline="Top 3 prediction markets of the day",
+        price="0.06",
+        family="prediction",
+        rank=29,
+        session_callable=True,
+        teaser="prediction-top3-daily",
+        teasers=(
+            TeaserSpec(
+                name="prediction-top3-daily",
+                title="Prediction top 3 daily",
+                summary="The three prediction markets worth watching today.",
+                highlights=("odds", "volume", "closes"),
+            ),
+        ),
+    )
+)
+
+register(
+    ProductSpec(
+        sku="prediction_resolution_calendar",
+        path="/prediction/resolution-calendar",
+        headline="Prediction resolution calendar: markets resolving soon",
+        price="0.05",
+        family="prediction",
+        rank=30,
+        session_callable=True,
+        teaser="resolution-calendar",
+        teasers=(
+            TeaserSpec(
+                name="resolution-calendar",
+                title="Resolution calendar",
+                summary="Prediction markets resolving soon.",
+                highlights=("resolution time", "current odds"),
+            ),
+        ),
+    )
+)
+
+register(
+    ProductSpec(
+        sku="prediction_event_graph",
+        path="/prediction/event-graph",
+        headline="Prediction event graph: linked markets and their implied probabilities",
+        price="0.1",
+        family="prediction",
+        rank=31,
+        teaser="event-graph",
+        teasers=(
+            TeaserSpec(
+                name="event-graph",
+                title="Event graph",
+                summary="Linked prediction markets and their implied probabilities.",
+                highlights=("links", "implied odds"),
+            ),
+        ),
+    )
+)
+
+register(
+    ProductSpec(
+        sku="prediction_divergence_alerts",
+        path="/prediction/divergence-alerts",
+        headline="Prediction divergence alerts: the same event priced apart across venues",
+        price="0.08",
+        family="prediction",
+        rank=32,
+        session_callable=True,
+    )
+)
+
+register(
+    ProductSpec(
+        sku="prediction_alert_subscription_pack",
+        path="/prediction/alert-subscription-pack",
+        headline="Prediction alert subscription pack: push alerts for chosen markets",
+        price="0.25",
+        family="prediction",
+        rank=33,
+    )
+)
