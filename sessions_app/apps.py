@@ -9,3 +9,4 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from . import products  # noqa: F401  (the session packs, as product specs)
+        from . import signals  # noqa: F401  (packs cover new session-callable SKUs)
