@@ -22,6 +22,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from django.conf import settings
 from django.utils import timezone
@@ -122,11 +123,11 @@ def _decode(stored: bytes) -> Answer:
 class ChallengeFastPath:
     """WSGI middleware around Django's application."""
 
-    def __init__(self, app: Callable) -> None:
+    def __init__(self, app: WSGIApplication) -> None:
         self.app = app
         self._script: Script | None = None
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if (
             not path.startswith(PAID_PREFIX)
