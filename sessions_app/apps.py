@@ -8,5 +8,7 @@ class SessionsAppConfig(AppConfig):
     verbose_name = "Prepaid sessions"
 
     def ready(self) -> None:
-        from . import products  # noqa: F401  (the session packs, as product specs)
-        from . import signals  # noqa: F401  (packs cover new session-callable SKUs)
+        from . import (
+            products,  # noqa: F401  (the session packs, as product specs)
+            signals,  # noqa: F401  (packs cover new session-callable SKUs)
+        )

@@ -64,7 +64,9 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(account_id=account.id, amount_atomic=50_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test")
+    credit_add(
+        account_id=account.id, amount_atomic=50_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
+    )
     return key, account, {"news_unlock": {"news_id": news.id}}
 
 

@@ -113,7 +113,9 @@ def test_a_spec_is_sold_by_credits_and_through_a_session(probe, api):
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(account_id=account.id, amount_atomic=2_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test")
+    credit_add(
+        account_id=account.id, amount_atomic=2_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
+    )
 
     paid = api.get(PATH, HTTP_X_API_KEY=key)
     assert paid.status_code == 200, paid.content
