@@ -87,18 +87,19 @@ class CreditRail:
             return _replay(done, self.idempotency.fingerprint)
 
     def hold(self, offer: Offer, content: Content | None) -> CreditHold:
-        balance = self.account.credit_balance_atomic
-        if self.charge:
-            credit_call_commit_relax()
-            try:
-                balance = credit_debit(
-                    account_id=self.account.id,
-                    amount_atomic=self.charge,
-                    sku_id=offer.sku.id if offer.sku is not None else None,
-                    reference=self.reference,
-                )
-            except InsufficientCredit as exc:
-                raise insufficient_credit(exc, x402_path=offer.sku.path if offer.sku else None) from None
+        if not self.charge:  # free (unlocked before, or billing off): the balance as it stands
+            balance = Account.objects.values_list("credit_balance_atomic", flat=True).get(pk=self.account.id)
+            return CreditHold(self, balance)
+        credit_call_commit_relax()
+        try:
+            balance = credit_debit(
+                account_id=self.account.id,
+                amount_atomic=self.charge,
+                sku_id=offer.sku.id if offer.sku is not None else None,
+                reference=self.reference,
+            )
+        except InsufficientCredit as exc:
+            raise insufficient_credit(exc, x402_path=offer.sku.path if offer.sku else None) from None
         return CreditHold(self, balance)
 
 
