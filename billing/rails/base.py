@@ -22,7 +22,8 @@ Content = dict[str, Any]
 
 @dataclass
 class Offer:
-    """A call prepared before any payment: what runs, for whom, at which price."""
+    """A call prepared before any payment: what runs, for whom, at which price. One offer
+    serves one call (the rail writes who pays into its ProductCall)."""
 
     sku: Sku | None  # None only where a rail reads the SKU itself (the credit fast path)
     product: Product
