@@ -14,7 +14,7 @@ nothing is charged and the same proof is free again (it has expired anyway). A p
 cancelAuthorization marks the nonce used without a transfer: failed, never settled.
 
 Settled-by-reconciler payments have no delivery yet: the payer collects the content by
-sending the same proof again (billing.x402.paid_call)."""
+sending the same proof again (billing.rails.x402)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Prepaid session endpoints."""
+"""Prepaid session endpoints. The call route is an HTTP adapter over the one paid-call
+service (billing/paid_call.py) with the session rail (sessions_app/rail.py)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -10,24 +11,14 @@ from pydantic import BaseModel, Field
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import (
-    Forbidden,
-    NotFound,
-    PaymentRequired,
-    ProductUnavailable,
-    RequestValidationError,
-    Unauthorized,
-)
+from a2a_service.core.errors import RequestValidationError
 from a2a_service.core.formats import iso
-from a2a_service.core.inputs import QueryModel, parse_query, query_parameters
+from a2a_service.core.inputs import QueryModel, parse_query, query_parameters, query_values
 from a2a_service.core.views import ApiView, base_url, ok
+from billing.paid_call import SessionReceipt, paid_call, paid_offer
 from catalog.api import schemas as s
 from catalog.models import Sku
-from catalog.products.registry import ProductCall, ProductFailed, product_get
-from sessions_app.models import PrepaidSession
-from sessions_app.services import SessionUnavailable, session_run
-
-BUY_HINT = {"buy": "/api/a2a/x402/session/desk-pack", "enterprise": "/api/a2a/x402/session/enterprise-pack"}
+from sessions_app.rail import session_by_token, session_payment
 
 
 class SessionStatusQuery(QueryModel):
@@ -43,13 +34,6 @@ class SessionStatusOut(BaseModel):
     expired: bool
     usage_by_sku: dict[str, int]
     skus: list[str]
-
-
-def session_by_token(token: str) -> PrepaidSession:
-    session = PrepaidSession.objects.select_related("pack__sku").filter(token=token).first()
-    if session is None:
-        raise NotFound("unknown session token", extra=BUY_HINT)
-    return session
 
 
 class SessionStatusView(ApiView):
@@ -125,36 +109,12 @@ class SessionCallView(ApiView):
                 "(URLs are written to access logs); no call was used",
                 "token_in_query",
             )
-        target = Sku.objects.live().filter(sku=sku).first()
-        if target is None:
-            raise NotFound(f"unknown SKU {sku!r}")
-        token = request.headers.get("X-Session-Token", "").strip()
-        if not token:
-            raise Unauthorized("a session token is required in the X-Session-Token header", extra=BUY_HINT)
-        session = session_by_token(token)
-        if not session.pack.covered_skus.filter(pk=target.pk).exists():
-            raise Forbidden(
-                f"this session does not cover {sku}", extra={"covered": "/api/a2a/session/status"}
-            )
-        product = product_get(target.sku)
-        if product is None:
-            raise ProductUnavailable(
-                f"{sku} is not available yet; no call was used", extra={"sku": sku, "charged": False}
-            )
-        params = parse_query(request, product.params) if product.params else None
-        call = ProductCall(sku=target, params=params, base_url=base_url(request), payer=session.buyer)
-        if product.price_for:
-            product.price_for(call)  # validates the item (404) before any call is used
-        try:
-            content, used = session_run(session=session, sku=target, run=lambda: product.run(call))
-        except SessionUnavailable:
-            session.refresh_from_db()
-            why = "expired" if session.expired else "used up"
-            raise PaymentRequired(
-                f"this session is {why}; buy another pack",
-                extra={**BUY_HINT, "code": "session_" + why.replace(" ", "_")},
-            ) from None
-        except ProductFailed as exc:
-            raise ProductUnavailable(str(exc), extra={"sku": sku, "charged": False}) from exc
-        headers: dict[str, Any] = {"X-Session-Calls-Remaining": str(session.calls_total - used)}
-        return Response(content, headers=headers)
+        rail = session_payment(token=request.headers.get("X-Session-Token", ""), sku=sku)
+        offer = paid_offer(
+            product=rail.sku.sku, params=query_values(request), base_url=base_url(request), sku=rail.sku
+        )
+        paid = paid_call(product=offer, payment=rail)
+        assert isinstance(paid.receipt, SessionReceipt)
+        return Response(
+            paid.content, headers={"X-Session-Calls-Remaining": str(paid.receipt.calls_remaining)}
+        )

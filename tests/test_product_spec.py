@@ -43,6 +43,8 @@ PROBE = ProductSpec(
     headline="Throwaway probe: a product defined in a test",
     price="0.02",
     family="test",
+    tier="C",
+    hero=True,  # the storefront features hero SKUs (others are listed by tier and family)
     session_callable=True,
     teaser="throwaway-probe",
     teasers=(TeaserSpec(name="throwaway-probe", title="Throwaway probe", summary="A test product."),),

@@ -198,7 +198,7 @@ def payment_row(header: str, url: str, **fields) -> Payment:
 @pytest.fixture
 def drained_between_verify_and_settle(paid_stack, monkeypatch):
     """After the facilitator verified the payment, the payer empties the wallet."""
-    import billing.x402.paid_call as paid_call
+    import billing.rails.x402 as paid_call
 
     chain = paid_stack.chain
     payer, sink = dev_account(DEMO_PAYER).address, dev_account(7).address

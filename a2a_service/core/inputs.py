@@ -53,6 +53,11 @@ class PredictionCatalogQuery(QueryModel):
     venue: Annotated[str | None, Field(max_length=64, description="only this venue")] = None
 
 
+def query_values(request: Request) -> dict[str, str]:
+    """The query as parse_query reads it (the last value of each name), for a model chosen later."""
+    return {name: request.query_params.getlist(name)[-1] for name in request.query_params}
+
+
 def parse_query(request: Request, model: type[M]) -> M:
     data: dict[str, Any] = {}
     for name in model.model_fields:

@@ -11,8 +11,10 @@ statement, and hands everything else to Django unchanged:
 2. the key is found in this process's map of key hashes (filled from the database on a miss,
    compared with `hmac.compare_digest`), and the request is counted against the client's
    rate limit in the windows Django's throttle uses (buffered: see a2a_service/core/throttling.py);
-3. the product runs first: if it fails, Django answers (503, nothing charged);
-4. one statement then debits and writes the ledger row, reading the price, the SKU's status,
+3. the call goes through the one paid-call service (billing/paid_call.py) with this path's
+   rail (FastCreditRail), which runs first: the product runs, and its content is rendered,
+   before anything is charged; if either fails, Django answers (503, nothing charged);
+4. the rail's hold is one statement that debits and writes the ledger row, reading the price, the SKU's status,
    the billing switch, the account's state and the key's revocation inside the same
    transaction. So nothing this process remembers can make it charge a wrong price, a
    disabled account or a revoked key: if any of them says no, nothing changes and Django
@@ -33,7 +35,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
@@ -44,13 +46,14 @@ from django.db import connections
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
-from a2a_service.core.errors import rate_limited_body
-from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.errors import ApiError, rate_limited_body
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
 from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
 from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
-from catalog.products.registry import Product, ProductCall, product_get, specs_all
+from billing.paid_call import Content, CreditReceipt, Offer, Paid, Receipt, paid_call, paid_offer
+from billing.rails.credits import credit_headers
+from catalog.products.registry import Product, product_get, specs_all
 
 logger = logging.getLogger(__name__)
 
@@ -256,15 +259,7 @@ class CreditFastPath:
             answer = self._serve(environ, route)
         except ChargeUnconfirmed as exc:
             answer = _json_answer(
-                "503 Service Unavailable",
-                {
-                    "detail": "the database connection failed while this call was charged and the charge "
-                    "could not be confirmed; nothing was served. GET /api/a2a/account shows whether it "
-                    "was charged (ledger reference below) before you retry.",
-                    "code": "charge_unconfirmed",
-                    "reference": exc.reference,
-                },
-                [("Allow", route.allow), ("Retry-After", "1")],
+                "503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()]
             )
         except Exception:  # anything else is raised before charging: Django answers
             log_throttled(
@@ -306,25 +301,80 @@ class CreditFastPath:
             body = rate_limited_body(wait)
             retry = [("Allow", route.allow), ("Retry-After", str(body["retry_after"]))]
             return _json_answer("429 Too Many Requests", body, retry)
-        product = product_get(route.sku)
-        if product is None:  # withdrawn since the routes were built: Django answers (404/503)
+        if product_get(route.sku) is None:  # withdrawn since the routes were built: Django answers (404/503)
             return None
-        call = ProductCall(sku=None, params=None, base_url=base, payer=holder.wallet_address)
-        content = product.run(call)  # raises (ProductFailed or a bug): Django answers, uncharged
-        body = self._renderer.render(content)
-        debited = _debit(conn, holder=holder, sku=route.sku, path=environ["PATH_INFO"])
-        if debited is None:
+        rail = FastCreditRail(
+            conn=conn, holder=holder, path=environ["PATH_INFO"], render=self._renderer.render
+        )
+        offer = paid_offer(product=route.sku, params=None, base_url=base, sku_row=False)
+        try:
+            # Raises ProductUnavailable (or a bug) before charging: Django answers, uncharged.
+            paid = paid_call(product=offer, payment=rail)
+        except DebitRefused:
             KEYS.drop(key)
             return None
-        charged, balance = debited
+        receipt = paid.receipt
+        assert isinstance(receipt, CreditReceipt)
         headers = [
             *STATIC_HEADERS,
             ("Allow", route.allow),
-            ("X-Credit-Charged", f"{usdc_from_atomic(charged):g}"),
-            ("X-Credit-Balance", f"{usdc_from_atomic(balance):g}"),
-            ("Content-Length", str(len(body))),
+            *credit_headers(receipt.charged_atomic, receipt.balance_atomic).items(),
+            ("Content-Length", str(len(rail.body))),
         ]
-        return "200 OK", headers, body
+        return "200 OK", headers, rail.body
+
+
+class DebitRefused(Exception):  # noqa: N818 - an answer (Django's), not a fault
+    """The debit statement changed nothing (price, SKU, switch, account or key said no), or
+    it is certain that it did not commit: Django answers the call."""
+
+
+class FastCreditRail:
+    """The credit rail of this fast path: a pure product runs first, then its hold is the one
+    debit statement (final on its own: there is nothing to commit or release after it)."""
+
+    final_before_effects: ClassVar[bool] = False
+    runs_first: ClassVar[bool] = True
+
+    def __init__(
+        self, *, conn: Any, holder: KeyHolder, path: str, render: Callable[[Content], bytes]
+    ) -> None:
+        self.conn = conn
+        self.holder = holder
+        self.path = path
+        self.render = render
+        self.body = b""
+
+    def admit(self, offer: Offer) -> Paid | None:
+        offer.call.payer = self.holder.wallet_address
+        return None
+
+    def scope(self, body: Callable[[], Paid]) -> Paid:
+        return body()  # no transaction: the debit statement is its own
+
+    def hold(self, offer: Offer, content: Content | None) -> _Debited:
+        if content is None:
+            raise RuntimeError("the credit fast path runs the product before it charges")
+        self.body = self.render(content)  # before the charge: a content that cannot render is not charged
+        debited = _debit(self.conn, holder=self.holder, sku=offer.name, path=self.path)
+        if debited is None:
+            raise DebitRefused(offer.name)
+        return _Debited(*debited)
+
+
+class _Debited:
+    def __init__(self, charged: int, balance: int) -> None:
+        self.charged = charged
+        self.balance = balance
+
+    def commit(self, content: Content | None) -> Receipt:
+        return CreditReceipt(charged_atomic=self.charged, balance_atomic=self.balance)
+
+    def release(self) -> None:
+        raise RuntimeError("a committed debit cannot be released")
+
+    def deliver(self, run: Callable[[], Content]) -> Content:
+        return run()
 
 
 def _json_answer(status: str, content: dict[str, Any], extra: list[tuple[str, str]]) -> Answer:
@@ -359,11 +409,20 @@ def _keys_load(conn: Any, prefix: str) -> list[KeyHolder]:
     return [KeyHolder(*row) for row in rows]
 
 
-class ChargeUnconfirmed(Exception):
+class ChargeUnconfirmed(ApiError):
     """The connection failed during a debit and the ledger could not be read afterwards."""
 
+    status_code = 503
+    code = "charge_unconfirmed"
+
     def __init__(self, reference: str) -> None:
-        super().__init__(reference)
+        super().__init__(
+            "the database connection failed while this call was charged and the charge could not be "
+            "confirmed; nothing was served. GET /api/a2a/account shows whether it was charged (ledger "
+            "reference below) before you retry.",
+            extra={"reference": reference},
+            headers={"Retry-After": "1"},
+        )
         self.reference = reference
 
 

@@ -1,5 +1,7 @@
 """Paid routes. Both the x402 paths and the X-API-Key paths are one mechanism each,
-driven by tables in billing/api/urls.py; each runs the SKU's registered product."""
+driven by tables in billing/api/urls.py. They are HTTP adapters over the one paid-call
+service (billing/paid_call.py): they read the request, build the payment (a rail), call
+paid_call and turn its receipt into headers; its errors reach the one exception handler."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import json
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
 from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel, Field
@@ -17,20 +18,26 @@ from rest_framework.response import Response
 from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
 from x402.http.utils import encode_payment_response_header
 
-from a2a_service.core.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
-from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters
-from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.errors import ProductUnavailable, RequestValidationError
+from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters, query_values
 from a2a_service.core.views import ApiView, base_url
 from billing.api.auth import api_key_account
-from billing.credits import InsufficientCredit, credit_call_commit_relax, credit_debit
-from billing.models import BillingSettings, IdempotentCall, NewsUnlock
-from billing.x402.challenge import Challenge, challenge_body, challenge_build, challenge_header
+from billing.paid_call import (
+    CreditReceipt,
+    Offer,
+    Paid,
+    ReplayReceipt,
+    X402Receipt,
+    paid_call,
+    paid_offer,
+)
+from billing.rails.credits import CreditRail, Idempotency, credit_headers
+from billing.rails.x402 import x402_challenge, x402_payment
+from billing.x402.challenge import Challenge, challenge_body, challenge_header
 from billing.x402.fastpath import challenge_store
-from billing.x402.paid_call import x402_call, x402_payment_of
-from billing.x402.proof import PaymentRejected, proof_check, proof_decode, proof_header
+from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from catalog.api import schemas as s
-from catalog.models import Sku
-from catalog.products.registry import ProductCall, ProductFailed, product_get
+from catalog.products.registry import product_get
 
 API_KEY_HEADER = OpenApiParameter(
     "X-API-Key",
@@ -50,33 +57,27 @@ IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
 )
 
 
-def sku_on_sale(name: str) -> Sku:
-    sku = Sku.objects.filter(sku=name).first()
-    if sku is None or not sku.is_live:
-        raise NotFound(f"SKU {name} is not for sale")
-    return sku
-
-
-def product_prepare(sku: Sku, request: Request, base: str) -> tuple[Any, ProductCall, int]:
-    """Everything that must hold before any payment: the product exists, the parameters
-    are valid, the item exists. Returns the product, the call and the price to charge."""
-    product = product_get(sku.sku)
-    if product is None:
-        raise ProductUnavailable(
-            f"{sku.sku} is not available yet; nothing was charged", extra={"sku": sku.sku, "charged": False}
-        )
-    params = parse_query(request, product.params) if product.params else None
-    call = ProductCall(sku=sku, params=params, base_url=base)
-    price = product.price_for(call) if product.price_for else None
-    return product, call, sku.price_atomic if price is None else price
+def paid_response(paid: Paid) -> Response:
+    """The product's content with its receipt as headers."""
+    receipt = paid.receipt
+    headers: dict[str, str] = {}
+    if isinstance(receipt, X402Receipt):
+        headers[PAYMENT_RESPONSE_HEADER] = encode_payment_response_header(receipt.settlement)
+        if receipt.version == 1:
+            headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
+    elif isinstance(receipt, CreditReceipt):
+        headers = credit_headers(receipt.charged_atomic, receipt.balance_atomic)
+    elif isinstance(receipt, ReplayReceipt):
+        return Response(paid.content, status=receipt.status_code, headers=dict(receipt.headers))
+    return Response(paid.content, headers=headers)
 
 
 class X402PaidView(ApiView):
     """GET on /api/a2a/x402/<sku path>: HTTP 402 until paid, then the product's content.
 
-    Inputs are validated and the product is checked before any payment is looked at; the
-    proof is checked locally; then billing.x402.paid_call.x402_call holds, runs, settles or
-    releases (its docstring says in which order, and why)."""
+    Inputs are validated and the product is checked before any payment is looked at
+    (paid_offer); the proof is checked locally (x402_payment); then paid_call holds, runs,
+    settles or releases (billing/rails/x402.py says in which order, and why)."""
 
     sku_name: str = ""
     metric = "challenge"
@@ -85,64 +86,46 @@ class X402PaidView(ApiView):
     http_method_names = ["get", "options"]
 
     def get(self, request: Request) -> Response:
-        sku = sku_on_sale(self.sku_name)
         base = base_url(request)
-        product, call, price = product_prepare(sku, request, base)
-        challenge = challenge_build(
-            sku=sku.sku,
-            description=sku.headline,
-            price_atomic=price,
-            resource_url=request.build_absolute_uri(),
-        )
+        offer = paid_offer(product=self.sku_name, params=query_values(request), base_url=base)
+        resource_url = request.build_absolute_uri()
+        challenge = x402_challenge(offer, resource_url=resource_url)
         raw = proof_header(request)
         if raw is None and request.headers.get("X-API-Key"):
             # The credit route on the same path: same product, paid from prepaid credits.
-            return credit_serve(request=request, account=api_key_account(request), sku=sku, path_params=None)
+            return credit_serve(request=request, account=api_key_account(request), offer=offer)
         if raw is None:
-            self.count_hit(sku.sku)
+            self.count_hit(offer.name)
             response = payment_required(
                 challenge,
                 base,
                 "payment_required",
                 f"this resource costs {challenge.price_atomic} atomic USDC; pay it and retry",
             )
-            if not request.headers.get("Origin") and _query_is_canonical(request, product):
+            if not request.headers.get("Origin") and _query_is_canonical(request, offer):
                 challenge_store(
                     host=request.get_host(),
                     path=request.path,
                     query=request.META.get("QUERY_STRING", ""),
-                    sku=sku.sku,
+                    sku=offer.name,
                     header=response[PAYMENT_REQUIRED_HEADER],
                     body=response.data,
                 )
             return response
         try:
-            payload = proof_decode(raw)
-            paid = x402_payment_of(payload, sku)
-            if paid is not None:
-                # A proof that already paid for this SKU (pending, or settled and not yet
-                # delivered): check it against what it paid, not today's price or clock.
-                challenge = challenge_build(
-                    sku=sku.sku,
-                    description=sku.headline,
-                    price_atomic=paid.amount_atomic,
-                    resource_url=request.build_absolute_uri(),
-                )
-            proof = proof_check(payload, challenge, check_window=paid is None)
-            call.payer = proof.payer
-            result = x402_call(sku=sku, product=product, call=call, challenge=challenge, proof=proof)
+            rail = x402_payment(payload=proof_decode(raw), offer=offer, resource_url=resource_url)
+            challenge = rail.challenge
+            paid = paid_call(product=offer, payment=rail)
         except PaymentRejected as exc:
-            return payment_required(challenge, base, exc.reason, exc.message)
-        headers = {PAYMENT_RESPONSE_HEADER: encode_payment_response_header(result.settlement)}
-        if proof.version == 1:
-            headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
-        return Response(result.content, headers=headers)
+            return payment_required(exc.challenge or challenge, base, exc.reason, exc.message)
+        return paid_response(paid)
 
 
-def _query_is_canonical(request: Request, product: Any) -> bool:
+def _query_is_canonical(request: Request, offer: Offer) -> bool:
     """Store a challenge only under the query it depends on, so that made-up query strings
     cannot fill Redis with copies."""
-    allowed = set(product.params.model_fields) if product.params else set()
+    params = offer.product.params
+    allowed = set(params.model_fields) if params else set()
     keys = list(request.query_params.keys())
     return set(keys) <= allowed and all(len(request.query_params.getlist(k)) == 1 for k in keys)
 
@@ -170,6 +153,15 @@ class SettlementPendingOut(BaseModel):
     payer: str
     retry_after: int
     collect: SettlementCollectOut
+
+
+def content_response(product_sku: str | None, description: str = "the product's content") -> OpenApiResponse:
+    """The documented 200 answer of a route selling this product: its output model when it
+    declares one (Product.output), else an object."""
+    product = product_get(product_sku) if product_sku else None
+    if product is not None and product.output is not None:
+        return OpenApiResponse(product.output, description=description)
+    return OpenApiResponse({"type": "object"}, description=description)
 
 
 def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> type[X402PaidView]:
@@ -211,7 +203,7 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
             IDEMPOTENCY_KEY_HEADER,
         ],
         responses={
-            200: OpenApiResponse({"type": "object"}, description="the product's content"),
+            200: content_response(sku_name),
             202: OpenApiResponse(
                 SettlementPendingOut,
                 description="paid, settlement not confirmed yet (see Retry-After): send the same request with "
@@ -253,94 +245,31 @@ class CreditRouteView(ApiView):
             parse_query(request, self.query_model)
         if self.body_model:
             parse_body(request, self.body_model)
-        params = {"news_id": _news_id(path["news_id"])} if "news_id" in path else None
         if self.product_sku is None:
             raise ProductUnavailable(
                 "this product is not available yet; nothing was charged",
                 extra={"sku": None, "charged": False},
             )
-        sku = sku_on_sale(self.product_sku)
-        return credit_serve(request=request, account=account, sku=sku, path_params=params)
-
-
-def credit_serve(*, request: Request, account: Any, sku: Sku, path_params: dict[str, Any] | None) -> Response:
-    """Run the SKU's product for a credit account and debit its price, atomically: the
-    debit, the product and the ledger row commit together or not at all."""
-    product = product_get(sku.sku)
-    if product is None:
-        raise ProductUnavailable(
-            f"{sku.sku} is not available yet; nothing was charged", extra={"sku": sku.sku, "charged": False}
+        params: dict[str, Any]
+        if "news_id" in path:
+            params, where = {"news_id": _news_id(path["news_id"])}, "path"
+        else:
+            params, where = query_values(request), "query"
+        offer = paid_offer(
+            product=self.product_sku, params=params, base_url=base_url(request), params_in=where
         )
-    params: QueryModel | None
-    if path_params is not None and product.params is not None:
-        params = product.params.model_validate(path_params)
-    else:
-        params = parse_query(request, product.params) if product.params else None
-    call = ProductCall(
-        sku=sku, params=params, base_url=base_url(request), payer=account.wallet_address, account=account
+        return credit_serve(request=request, account=account, offer=offer)
+
+
+def credit_serve(*, request: Request, account: Any, offer: Offer) -> Response:
+    """Run the offer's product for a credit account and debit its price, atomically: the
+    debit, the product and the ledger row commit together or not at all."""
+    key = _idempotency_key(request)
+    idempotency = (
+        Idempotency(key=key, fingerprint=call_fingerprint(request), path=request.path) if key else None
     )
-    price = product.price_for(call) if product.price_for else None
-    price = sku.price_atomic if price is None else price
-    news_id = getattr(params, "news_id", None) if sku.sku == "news_unlock" else None
-    if news_id is not None and NewsUnlock.objects.filter(account=account, news_item_id=news_id).exists():
-        price = 0  # unlocked before: free again
-    idempotency_key = _idempotency_key(request)
-    fingerprint = call_fingerprint(request) if idempotency_key else ""
-    if idempotency_key:
-        done = IdempotentCall.objects.filter(account=account, key=idempotency_key).first()
-        if done is not None:
-            return _replay(done, fingerprint)
-    charge = price if BillingSettings.load().credit_billing_enabled else 0
-    try:
-        with transaction.atomic():
-            balance = account.credit_balance_atomic
-            if charge:
-                credit_call_commit_relax()
-                balance = credit_debit(
-                    account_id=account.id, amount_atomic=charge, sku_id=sku.id, reference=request.path
-                )
-            content = product.run(call)
-            if news_id is not None:
-                NewsUnlock.objects.get_or_create(account=account, news_item_id=news_id)
-            headers = {
-                "X-Credit-Charged": f"{usdc_from_atomic(charge):g}",
-                "X-Credit-Balance": f"{usdc_from_atomic(balance):g}",
-            }
-            if idempotency_key:
-                IdempotentCall.objects.create(
-                    account=account,
-                    key=idempotency_key,
-                    path=request.path[:300],
-                    fingerprint=fingerprint,
-                    status_code=200,
-                    body=content,
-                    headers=headers,
-                )
-    except InsufficientCredit as exc:
-        raise PaymentRequired(
-            f"not enough credit: {usdc_from_atomic(exc.balance_atomic):g} USDC for a price of "
-            f"{usdc_from_atomic(exc.price_atomic):g} USDC",
-            extra={
-                "code": "insufficient_credit",
-                "balance_usdc": usdc_from_atomic(exc.balance_atomic),
-                "price_usdc": usdc_from_atomic(exc.price_atomic),
-                "topup": {
-                    "topup_info": "/api/a2a/account/topup-info",
-                    "treasury_address": settings.TREASURY_ADDRESS,
-                    "min_deposit_usdc": BillingSettings.load().min_deposit_usdc,
-                    "steps": "send USDC from your registered wallet to the treasury; it is credited after "
-                    "its confirmations (see /api/a2a/account)",
-                },
-                "x402_alternative": sku.path,
-            },
-        ) from None
-    except ProductFailed as exc:
-        raise ProductUnavailable(str(exc), extra={"sku": sku.sku, "charged": False}) from exc
-    except IntegrityError:
-        # The same Idempotency-Key committed first in a concurrent request: answer as it did.
-        done = IdempotentCall.objects.get(account=account, key=idempotency_key)
-        return _replay(done, fingerprint)
-    return Response(content, headers=headers)
+    rail = CreditRail(account=account, reference=request.path, idempotency=idempotency)
+    return paid_response(paid_call(product=offer, payment=rail))
 
 
 IDEMPOTENCY_KEY_MAX = 200
@@ -371,19 +300,6 @@ def call_fingerprint(request: Request) -> str:
         ensure_ascii=False,
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _replay(done: IdempotentCall, fingerprint: str) -> Response:
-    """The stored answer, if the key was first sent with this same call; a key reused for
-    another call would otherwise be answered with that call's (paid) content."""
-    if done.fingerprint != fingerprint:
-        raise RequestValidationError.single(
-            ["header", "Idempotency-Key"],
-            f"this Idempotency-Key was first used for another call ({done.path} or other parameters); "
-            "nothing was charged. Send a new key for a new call.",
-            "idempotency_key_reused",
-        )
-    return Response(done.body, status=done.status_code, headers=done.headers)
 
 
 def _news_id(raw: str) -> int:
@@ -429,7 +345,7 @@ def credit_view(
         request=body,
         parameters=[*(query_parameters(query) if query else []), API_KEY_HEADER, IDEMPOTENCY_KEY_HEADER],
         responses={
-            200: OpenApiResponse({"type": "object"}, description="the product's content"),
+            200: content_response(product_sku),
             401: s.UnauthorizedOut,
             402: OpenApiResponse(
                 s.InsufficientCreditOut, description="not enough credit: balance, price, top-up steps"

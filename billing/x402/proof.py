@@ -44,10 +44,15 @@ NONCE = re.compile(r"0x[0-9a-fA-F]{64}")
 
 
 class PaymentRejected(Exception):
-    def __init__(self, reason: str, message: str):
+    """An x402 payment refused with a facilitator-style reason. The x402 route answers it
+    with 402 and its payment requirements: `challenge` when the refusal was checked against
+    one other than the route's (a proof that already paid, checked against what it paid)."""
+
+    def __init__(self, reason: str, message: str, *, challenge: Challenge | None = None):
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.challenge = challenge
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,151 @@
+"""What a rail is, and what a paid call returns (see billing/paid_call.py for the sequence).
+
+A rail is one object per call, built by the route from what the caller sent (an x402 proof,
+an API key's account, a session token): billing/rails/x402.py, billing/rails/credits.py,
+billing/rails/free.py, billing/api/credit_fastpath.py (the WSGI fast path's rail) and, one
+layer up, sessions_app/rail.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+from x402.schemas import SettleResponse
+
+from a2a_service.core.errors import ProductUnavailable
+from catalog.models import Sku
+from catalog.products.registry import Product, ProductCall, ProductFailed
+
+Content = dict[str, Any]
+
+
+@dataclass
+class Offer:
+    """A call prepared before any payment: what runs, for whom, at which price. One offer
+    serves one call (the rail writes who pays into its ProductCall)."""
+
+    sku: Sku | None  # None only where a rail reads the SKU itself (the credit fast path)
+    product: Product
+    call: ProductCall
+    # The price in atomic USDC (price_for's, else the SKU's); None where the SKU row was not
+    # read (the credit fast path's debit statement reads it in its own transaction).
+    price_atomic: int | None
+
+    @property
+    def name(self) -> str:
+        return self.product.sku
+
+    @property
+    def price(self) -> int:
+        if self.price_atomic is None:
+            raise RuntimeError(f"{self.name}: this offer was prepared without its price")
+        return self.price_atomic
+
+
+# --- receipts: what the payment did, for the route to tell the caller ------------------------
+@dataclass(frozen=True)
+class X402Receipt:
+    settlement: SettleResponse
+    version: int  # the x402 version of the proof (v1 routes also answer X-PAYMENT-RESPONSE)
+    rail: Literal["x402"] = "x402"
+
+
+@dataclass(frozen=True)
+class CreditReceipt:
+    charged_atomic: int
+    balance_atomic: int
+    rail: Literal["credits"] = "credits"
+
+
+@dataclass(frozen=True)
+class ReplayReceipt:
+    """The first answer to this Idempotency-Key, replayed as it was stored (nothing charged)."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    rail: Literal["replay"] = "replay"
+
+
+@dataclass(frozen=True)
+class SessionReceipt:
+    calls_remaining: int
+    rail: Literal["session"] = "session"
+
+
+@dataclass(frozen=True)
+class FreeReceipt:
+    """No payment: billing is off."""
+
+    rail: Literal["free"] = "free"
+
+
+Receipt = X402Receipt | CreditReceipt | ReplayReceipt | SessionReceipt | FreeReceipt
+
+
+@dataclass(frozen=True)
+class Paid:
+    content: Content
+    receipt: Receipt
+
+
+# --- the rail protocol: one object per call, built by the route from what it was sent ---------
+class Hold(Protocol):
+    """A payment held for one call."""
+
+    def commit(self, content: Content | None) -> Receipt:
+        """Make the charge final (content is None when committing before an effect runs)."""
+        ...
+
+    def release(self) -> None:
+        """The product failed: nothing is charged."""
+        ...
+
+    def deliver(self, run: Callable[[], Content]) -> Content:
+        """Run a product with effects after commit (rails with final_before_effects only)."""
+        ...
+
+
+class Rail(Protocol):
+    # A product with effects runs only after the payment is final (commit, then deliver).
+    final_before_effects: ClassVar[bool]
+    # A pure product runs before the hold (the hold is final on its own; see the module doc).
+    runs_first: ClassVar[bool]
+
+    def admit(self, offer: Offer) -> Paid | None:
+        """Who pays and what is charged; an answer already given, or None to go on."""
+        ...
+
+    def scope(self, body: Callable[[], Paid]) -> Paid:
+        """Run hold, product and commit inside what the rail needs (e.g. a transaction)."""
+        ...
+
+    def hold(self, offer: Offer, content: Content | None) -> Hold:
+        """Hold the payment (content: the product's, for runs_first rails only)."""
+        ...
+
+
+class Answered(Exception):  # noqa: N818 - a result carried out of a hold, not a fault
+    """Raised by a hold that found the call already answered (e.g. the same x402 proof,
+    claimed a moment ago by a concurrent request that has since settled it)."""
+
+    def __init__(self, paid: Paid) -> None:
+        super().__init__("answered")
+        self.paid = paid
+
+
+def product_run(offer: Offer) -> Content:
+    """Run the product; a product that cannot deliver is ProductUnavailable, nothing charged."""
+    try:
+        return offer.product.run(offer.call)
+    except ProductFailed as exc:
+        raise ProductUnavailable(str(exc), extra={"sku": offer.name, "charged": False}) from exc
+
+
+def product_ready(offer: Offer) -> None:
+    if offer.product.ready is None:
+        return
+    try:
+        offer.product.ready(offer.call)
+    except ProductFailed as exc:
+        raise ProductUnavailable(str(exc), extra={"sku": offer.name, "charged": False}) from exc

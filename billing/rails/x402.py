@@ -1,0 +1,275 @@
+"""The x402 rail: a payment proof held (claimed), settled, or released. The sequence is
+billing/paid_call.py's; this rail fills it in. Raises domain errors only (PaymentRejected,
+SettlementPending, ProductUnavailable).
+
+The order, and why:
+1. A proof whose signature was not checked locally (a smart wallet's) is verified by the
+   facilitator before anything is claimed, so a forged proof leaves no row in anyone's name.
+2. The proof is claimed: (payer, nonce) is unique, so a proof serves one call.
+3. The product's `ready` check runs before the claim (e.g. the wallet needs an account):
+   `admit` (1, and a proof seen before) runs before it, `hold` (2) after.
+4. Content products run before settlement (a failed product releases the claim and nothing
+   is charged); products with effects run only after it (no effect without payment).
+5. A settlement the facilitator could not confirm in time keeps the claim `pending` with its
+   transaction; the reconciler decides it from the chain. The agent is told so, and sends the
+   same proof again to collect the content once it confirms.
+6. A settled payment is delivered once: `delivered_at` is claimed in the transaction that
+   runs the product, so a settled-but-undelivered payment is collected exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import transaction
+from x402.schemas import PaymentPayload, SettleResponse
+from x402.schemas.v1 import PaymentPayloadV1
+
+from a2a_service.core.errors import ApiError, ProductUnavailable
+from billing.models import Payment
+from billing.rails.base import Answered, Content, Offer, Paid, Receipt, X402Receipt
+from billing.services import (
+    ProofAlreadyUsed,
+    payment_claim,
+    payment_fail,
+    payment_mark_delivered,
+    payment_pending,
+    payment_release,
+    payment_settle,
+)
+from billing.x402.challenge import Challenge, challenge_build
+from billing.x402.facilitator_client import (
+    FacilitatorUnavailable,
+    Settlement,
+    facilitator_settle,
+    facilitator_verify,
+)
+from billing.x402.proof import PROOF_ALREADY_USED, PaymentRejected, Proof, proof_check, proof_payer_nonce
+from catalog.models import Sku
+from catalog.products.registry import ProductFailed
+
+# How long an agent should wait before asking again about a pending settlement.
+PENDING_RETRY_SECONDS = 5
+
+
+class SettlementPending(ApiError):
+    """The payment was broadcast but is not confirmed yet. Nothing is lost: the same proof,
+    sent again, collects the content once the reconciler has seen it on chain."""
+
+    status_code = 202
+    code = "settlement_pending"
+
+
+def _pending(payment: Payment) -> SettlementPending:
+    return SettlementPending(
+        "your payment was broadcast but is not confirmed yet; nothing is lost: send this same request "
+        "with the same payment header again to collect the content once it confirms",
+        extra={
+            "sku": payment.sku.sku if payment.sku_id else None,
+            "transaction": payment.tx_hash,
+            "network": payment.network,
+            "payer": payment.payer,
+            "retry_after": PENDING_RETRY_SECONDS,
+            "collect": {
+                "method": "GET",
+                "url": payment.resource,
+                "header": "the same PAYMENT-SIGNATURE (or X-PAYMENT) header",
+            },
+        },
+        headers={"Retry-After": str(PENDING_RETRY_SECONDS)},
+    )
+
+
+def x402_payment_of(payload: PaymentPayload | PaymentPayloadV1, sku: Sku) -> Payment | None:
+    """The payment this proof already made for this SKU, if any (to collect or wait on)."""
+    key = proof_payer_nonce(payload)
+    if key is None:
+        return None
+    return Payment.objects.filter(payer=key[0], nonce=key[1], sku=sku).select_related("sku").first()
+
+
+def x402_challenge(offer: Offer, *, resource_url: str, price_atomic: int | None = None) -> Challenge:
+    """What the offer asks an x402 payer for (at price_atomic instead, for a proof that already
+    paid: it is checked against what it paid, not today's price)."""
+    sku = _sku(offer)
+    return challenge_build(
+        sku=sku.sku,
+        description=sku.headline,
+        price_atomic=offer.price if price_atomic is None else price_atomic,
+        resource_url=resource_url,
+    )
+
+
+def x402_payment(*, payload: PaymentPayload | PaymentPayloadV1, offer: Offer, resource_url: str) -> X402Rail:
+    """The rail of a decoded proof, checked against the offer's challenge. A proof that
+    already paid for this SKU (pending, or settled and not yet delivered) is checked against
+    what it paid, not today's price or clock. Raises PaymentRejected carrying the challenge
+    it was checked against (the x402 route answers the refusal with it)."""
+    paid = x402_payment_of(payload, _sku(offer))
+    challenge = x402_challenge(
+        offer, resource_url=resource_url, price_atomic=None if paid is None else paid.amount_atomic
+    )
+    try:
+        proof = proof_check(payload, challenge, check_window=paid is None)
+    except PaymentRejected as exc:
+        exc.challenge = challenge
+        raise
+    return X402Rail(proof=proof, challenge=challenge)
+
+
+class X402Rail:
+    """A checked proof (billing.x402.proof.proof_check) for the challenge it answers."""
+
+    final_before_effects: ClassVar[bool] = True
+    runs_first: ClassVar[bool] = False
+
+    def __init__(self, *, proof: Proof, challenge: Challenge) -> None:
+        self.proof = proof
+        self.challenge = challenge
+
+    def _receipt(self, settlement: SettleResponse) -> X402Receipt:
+        return X402Receipt(settlement=settlement, version=self.proof.version)
+
+    def admit(self, offer: Offer) -> Paid | None:
+        sku = _sku(offer)
+        proof = self.proof
+        existing = Payment.objects.filter(payer=proof.payer, nonce=proof.nonce).select_related("sku").first()
+        if existing is not None:
+            return self._existing(existing, offer)
+        if not proof.signature_checked:
+            _verify(proof, sku=sku)
+        offer.call.payer = proof.payer
+        return None
+
+    def scope(self, body: Callable[[], Paid]) -> Paid:
+        return body()
+
+    def hold(self, offer: Offer, content: Content | None) -> X402Hold:
+        sku, proof = _sku(offer), self.proof
+        try:
+            payment = payment_claim(
+                sku=sku,
+                resource=self.challenge.resource.url,
+                payer=proof.payer,
+                nonce=proof.nonce,
+                amount_atomic=self.challenge.price_atomic,
+                network=settings.X402_NETWORK,
+                asset=settings.USDC_ADDRESS,
+                pay_to=settings.TREASURY_ADDRESS,
+                x402_version=proof.version,
+                valid_before=proof.valid_before,
+            )
+        except ProofAlreadyUsed:
+            # The same proof, claimed a moment ago by a concurrent request.
+            existing = (
+                Payment.objects.filter(payer=proof.payer, nonce=proof.nonce).select_related("sku").first()
+            )
+            if existing is None:
+                raise PaymentRejected(PROOF_ALREADY_USED, "this payment proof was already used") from None
+            raise Answered(self._existing(existing, offer)) from None
+        if proof.signature_checked:
+            _verify(proof, sku=sku, payment=payment)
+        return X402Hold(self, payment, offer)
+
+    def _existing(self, payment: Payment, offer: Offer) -> Paid:
+        """A proof seen before: collect what it paid for, say it is still pending, or refuse it."""
+        if payment.sku_id != _sku(offer).id:
+            raise PaymentRejected(
+                PROOF_ALREADY_USED, "this payment proof was already used for another product"
+            )
+        if payment.state == Payment.State.PENDING:
+            raise _pending(payment)
+        if payment.state == Payment.State.CLAIMED:
+            # Another request holds it right now (or its process died: the reconciler then
+            # settles or releases it, and a settled one can be collected with this proof).
+            raise PaymentRejected(PROOF_ALREADY_USED, "this payment proof is being used by another request")
+        if payment.state == Payment.State.SETTLED and payment.delivered_at is None:
+            offer.call.payer = payment.payer
+            content = _deliver(payment, lambda: offer.product.run(offer.call))
+            settlement = SettleResponse(
+                success=True, transaction=payment.tx_hash, network=payment.network, payer=payment.payer
+            )
+            return Paid(content, self._receipt(settlement))
+        raise PaymentRejected(
+            PROOF_ALREADY_USED, "this payment proof was already used; sign a new authorization (new nonce)"
+        )
+
+
+class X402Hold:
+    def __init__(self, rail: X402Rail, payment: Payment, offer: Offer) -> None:
+        self.rail = rail
+        self.payment = payment
+        self.offer = offer
+
+    def commit(self, content: Content | None) -> Receipt:
+        settlement = _settle(self.payment, self.rail.proof)
+        if content is not None:
+            payment_mark_delivered(payment_id=self.payment.id)
+        return self.rail._receipt(settlement)
+
+    def release(self) -> None:
+        payment_release(payment_id=self.payment.id)
+
+    def deliver(self, run: Callable[[], Content]) -> Content:
+        return _deliver(self.payment, run)
+
+
+def _sku(offer: Offer) -> Sku:
+    if offer.sku is None:
+        raise RuntimeError(f"{offer.name}: an x402 payment needs the SKU row")
+    return offer.sku
+
+
+def _verify(proof: Proof, *, sku: Sku, payment: Payment | None = None) -> None:
+    try:
+        verified = facilitator_verify(proof)
+    except FacilitatorUnavailable as exc:
+        if payment is not None:
+            payment_release(payment_id=payment.id)
+        raise ProductUnavailable(
+            f"{exc}; nothing was charged, the same proof may be sent again",
+            extra={"sku": sku.sku, "charged": False},
+        ) from exc
+    if not verified.is_valid:
+        reason = verified.invalid_reason or "invalid_payment"
+        if payment is not None:
+            payment_fail(payment_id=payment.id, error=f"verify: {reason} {verified.invalid_message or ''}")
+        raise PaymentRejected(reason, verified.invalid_message or "the facilitator refused the payment")
+
+
+def _settle(payment: Payment, proof: Proof) -> SettleResponse:
+    outcome = facilitator_settle(proof)
+    if outcome.state is Settlement.SETTLED:
+        payment_settle(payment_id=payment.id, tx_hash=outcome.tx_hash)
+        return outcome.response
+    if outcome.state is Settlement.PENDING:
+        payment_pending(payment_id=payment.id, tx_hash=outcome.tx_hash, error=f"settle: {outcome.message}")
+        payment.refresh_from_db()
+        raise _pending(payment)
+    if outcome.reason == "facilitator_unreachable":
+        payment_release(payment_id=payment.id)
+        raise ProductUnavailable(
+            "the facilitator is unreachable; nothing was charged, the same proof may be sent again",
+            extra={"sku": payment.sku.sku, "charged": False},
+        )
+    payment_fail(payment_id=payment.id, error=f"settle: {outcome.reason} {outcome.message}")
+    raise PaymentRejected(
+        outcome.reason or "settlement_failed", outcome.message or "the payment could not be settled"
+    )
+
+
+def _deliver(payment: Payment, run: Callable[[], Content]) -> Content:
+    """Run the product for a settled payment, once. A product that fails leaves the payment
+    settled and undelivered: the payer collects it later with the same proof."""
+    try:
+        with transaction.atomic():
+            if not payment_mark_delivered(payment_id=payment.id):
+                raise PaymentRejected(PROOF_ALREADY_USED, "this payment was already delivered")
+            return run()
+    except ProductFailed as exc:
+        raise ProductUnavailable(
+            f"{exc}. Your payment settled ({payment.tx_hash}) and is kept for you: send the same proof "
+            "again to collect it",
+            extra={"sku": payment.sku.sku, "charged": True, "transaction": payment.tx_hash},
+        ) from exc
