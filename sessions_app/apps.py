@@ -6,3 +6,9 @@ from django.apps import AppConfig
 class SessionsAppConfig(AppConfig):
     name = "sessions_app"
     verbose_name = "Prepaid sessions"
+
+    def ready(self) -> None:
+        from catalog.services import seeder_register
+        from sessions_app.services import session_packs_seed
+
+        seeder_register(session_packs_seed)
