@@ -72,7 +72,6 @@ def partner_catalog(base: str) -> s.PartnerCatalogOut:
     )
 
 
-# --- agents ---------------------------------------------------------------------------
 def catalog_agent(slug: str) -> CatalogAgent | None:
     """None for an unknown slug (the views answer 404 with UNKNOWN_AGENT)."""
     return CatalogAgent.objects.filter(slug=slug).prefetch_related("skus").first()

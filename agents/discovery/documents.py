@@ -30,7 +30,6 @@ from catalog.selectors.skus import listed_skus, live_skus, on_sale, sku_availabl
 from webhooks.events import attestation_signer
 
 
-# --- storefront and discovery -------------------------------------------------------------
 def storefront(base: str) -> s.StorefrontOut:
     skus = live_skus()
     sales = sales_by_sku()

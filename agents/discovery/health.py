@@ -28,7 +28,6 @@ from catalog.models import (
 )
 from catalog.selectors.skus import on_sale, products_built
 
-# --- health -----------------------------------------------------------------------------
 # Health answers anyone: it says which part is ok or down, never why. The exception (hosts,
 # ports, driver messages) goes to the log, once per LOG_REPEAT_SECONDS per part.
 health_logger = logging.getLogger("catalog.health")

@@ -32,7 +32,6 @@ def _f(value: Decimal | float | None) -> float | None:
     return float(value) if value is not None else None
 
 
-# --- market data ----------------------------------------------------------------------
 def news_item_out(base: str, item: NewsItem) -> dict[str, Any]:
     return {
         "id": item.id,

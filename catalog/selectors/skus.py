@@ -28,7 +28,6 @@ def products_built() -> set[str]:
     return registered()
 
 
-# --- SKUs -----------------------------------------------------------------------------
 def sku_status(sku: Sku) -> str:
     """What a listing may honestly say about a SKU. Only a SKU that answers 402 is live_x402:
     staff switched it on, its product is built and the x402 route is up."""

@@ -12,7 +12,9 @@ from django.core.management.base import BaseCommand
 from django.urls import URLPattern, URLResolver, get_resolver
 
 
-def _walk(patterns: list[Any], prefix: str = "", namespace: str = "") -> Iterator[tuple[str, str, URLPattern]]:
+def _walk(
+    patterns: list[Any], prefix: str = "", namespace: str = ""
+) -> Iterator[tuple[str, str, URLPattern]]:
     for p in patterns:
         if isinstance(p, URLResolver):
             yield from _walk(p.url_patterns, prefix + str(p.pattern), p.namespace or namespace)
