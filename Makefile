@@ -6,11 +6,11 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test install migrate seed lint check-migrations typecheck bench demo contracts clean help
+.PHONY: run test install migrate seed lint lint-imports check-migrations typecheck bench demo contracts clean help
 
 help:
 	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
-	@echo "make test   - install, lint, check migrations, type-check, run the whole test suite"
+	@echo "make test   - install, lint, check import layers, check migrations, type-check, run the whole test suite"
 	@echo "make demo   - (with make run up) an agent pays for a SKU with the official x402 client"
 	@echo "make bench  - benchmark side by side with a reference and print ratios"
 
@@ -47,6 +47,11 @@ run: seed
 lint: install
 	$(PY) -m ruff check .
 
+# Layer contracts (import-linter, configured in pyproject.toml [tool.importlinter]): apps import only
+# downward (agents > sessions_app | webhooks > billing > catalog > a2a_service.core), no cycles.
+lint-imports: install
+	$(VENV)/bin/lint-imports
+
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run --settings=a2a_service.settings.test
 
@@ -54,7 +59,7 @@ check-migrations: install
 typecheck: install
 	$(PY) -m mypy
 
-test: lint check-migrations typecheck
+test: lint lint-imports check-migrations typecheck
 	$(PY) -m pytest
 
 demo: install

@@ -9,20 +9,28 @@ from rest_framework.response import Response
 
 from a2a_service.core.errors import NotFound
 from a2a_service.core.inputs import parse_body
+from a2a_service.core.schemas import ErrorOut, HTTPValidationError
 from a2a_service.core.views import ApiView, base_url, ok
 from agents.chat import chat_reply
-from catalog import selectors
-from catalog.api import schemas as s
+from agents.discovery import schemas as s
+from agents.discovery.catalog_agents import UNKNOWN_AGENT, agent_status, agenthub_status, catalog_agent
 from catalog.api.bodies import ChatBody
 from catalog.models import CatalogAgent
 
-CHAT_RESPONSES = {200: s.ChatOut, 404: s.ErrorOut, 422: s.HTTPValidationError}
+CHAT_RESPONSES = {200: s.ChatOut, 404: ErrorOut, 422: HTTPValidationError}
+
+
+def _agent(slug: str) -> CatalogAgent:
+    agent = catalog_agent(slug)
+    if agent is None:
+        raise NotFound(UNKNOWN_AGENT.format(slug=slug))
+    return agent
 
 
 def _chat(request: Request, agent: CatalogAgent | None) -> Response:
     body = parse_body(request, ChatBody)
     if agent is None and body.agent:
-        agent = selectors.catalog_agent(body.agent)
+        agent = _agent(body.agent)
     if agent is not None and not agent.enabled:
         raise NotFound(f"agent {agent.slug} is disabled")
     return ok(chat_reply(agent=agent, message=body.message, base=base_url(request)))
@@ -35,10 +43,13 @@ class AgentView(ApiView):
         tags=["agents"],
         summary="Catalog agent status",
         operation_id="agent_get",
-        responses={200: s.AgentStatusOut, 404: s.ErrorOut},
+        responses={200: s.AgentStatusOut, 404: ErrorOut},
     )
     def get(self, request: Request, slug: str) -> Response:
-        return ok(selectors.agent_status(base_url(request), slug))
+        status = agent_status(base_url(request), slug)
+        if status is None:
+            raise NotFound(UNKNOWN_AGENT.format(slug=slug))
+        return ok(status)
 
     @extend_schema(
         tags=["agents"],
@@ -48,7 +59,7 @@ class AgentView(ApiView):
         responses=CHAT_RESPONSES,
     )
     def post(self, request: Request, slug: str) -> Response:
-        return _chat(request, selectors.catalog_agent(slug))
+        return _chat(request, _agent(slug))
 
 
 class AgentChatView(ApiView):
@@ -60,7 +71,7 @@ class AgentChatView(ApiView):
         responses=CHAT_RESPONSES,
     )
     def post(self, request: Request, slug: str) -> Response:
-        return _chat(request, selectors.catalog_agent(slug))
+        return _chat(request, _agent(slug))
 
 
 class AgentHubView(ApiView):
@@ -75,7 +86,7 @@ class AgentHubView(ApiView):
         responses={200: s.AgentHubStatusOut},
     )
     def get(self, request: Request) -> Response:
-        return ok(selectors.agenthub_status(base_url(request)))
+        return ok(agenthub_status(base_url(request)))
 
     @extend_schema(
         tags=["marketplace"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from catalog.api import schemas as s
+from agents.discovery import schemas as s
 from catalog.models import CatalogAgent, Sku
 
 WORD = re.compile(r"[a-z0-9]+")

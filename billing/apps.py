@@ -12,7 +12,15 @@ class BillingConfig(AppConfig):
             products,  # noqa: F401  (billing's product specs)
             signals,  # noqa: F401  (drops stored 402 challenges on SKU writes)
         )
-        from billing.routes import route_mark_available
+        from billing.models import BillingSettings
+        from billing.services import billing_seed
+        from catalog.selectors.payment import credit_billing_reader_register
+        from catalog.services import seeder_register
+
+        seeder_register(billing_seed)
+        # The catalog's pages say whether X-API-Key credits are on: billing's setting.
+        credit_billing_reader_register(lambda: BillingSettings.load().credit_billing_enabled)
+        from a2a_service.core.payment_routes import route_mark_available
 
         # The x402 mechanism (billing/api/views.py X402PaidView) is wired in this build.
         route_mark_available("x402")

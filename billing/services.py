@@ -9,8 +9,26 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from billing.models import Payment
+from a2a_service.core.money import atomic_from_usdc
+from billing.models import BillingSettings, Payment, WhaleTier
 from catalog.models import Sku
+
+# (name, minimum balance in USDC, bonus percent, perks)
+WHALE_TIERS: list[tuple[str, str, str, list[str]]] = [
+    ("dolphin", "25", "2", ["priority support"]),
+    ("whale", "100", "5", ["priority support", "whale token for batched calls"]),
+    ("leviathan", "500", "8", ["priority support", "whale token for batched calls", "custom desk requests"]),
+]
+
+
+def billing_seed() -> None:
+    """The settings row and the whale tiers (run by catalog_seed; staff edits are kept)."""
+    BillingSettings.load()
+    for name, min_usdc, bonus, perks in WHALE_TIERS:
+        WhaleTier.objects.get_or_create(
+            name=name,
+            defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks},
+        )
 
 
 class ProofAlreadyUsed(Exception):

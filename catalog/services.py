@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import atomic_from_usdc
 from catalog.models import (
     AgentFrameworkPack,
@@ -23,12 +25,17 @@ from catalog.models import (
 from catalog.products.registry import specs_all
 from catalog.seed.content import AGENTS, INTEGRATIONS, PACKS, TRADING_MODULES, teasers_all
 from catalog.seed.packs import skill_md
+from catalog.signals import skus_updated
 
-WHALE_TIERS = [
-    ("dolphin", "25", "2", ["priority support"]),
-    ("whale", "100", "5", ["priority support", "whale token for batched calls"]),
-    ("leviathan", "500", "8", ["priority support", "whale token for batched calls", "custom desk requests"]),
-]
+# Seed functions of the apps above the catalog, run by catalog_seed after the catalog's own rows
+# (which theirs may refer to). Each app registers its own in its AppConfig.ready: the catalog
+# imports none of them.
+SEEDERS: list[Callable[[], None]] = []
+
+
+def seeder_register(seed: Callable[[], None]) -> None:
+    if seed not in SEEDERS:
+        SEEDERS.append(seed)
 
 
 @transaction.atomic
@@ -124,24 +131,10 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
         _, was_created = module_manager(slug=slug, defaults=values)
         created["modules"] += was_created
 
-    from billing.models import BillingSettings, WhaleTier
-
-    BillingSettings.load()
-    for name, min_usdc, bonus, perks in WHALE_TIERS:
-        WhaleTier.objects.get_or_create(
-            name=name,
-            defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks},
-        )
-
-    from sessions_app.services import session_packs_seed
-
-    session_packs_seed()
-
-    from webhooks.events import DEFAULT_EVENT_PRICES
-    from webhooks.models import EventPrice
-
-    for kind, price in DEFAULT_EVENT_PRICES.items():
-        EventPrice.objects.get_or_create(kind=kind, defaults={"price_atomic": price})
+    # Every other app's seed rows (billing's settings and whale tiers, the session packs, the
+    # webhook event prices): each app registers its seed function when it is ready.
+    for seed in SEEDERS:
+        seed()
 
     # The chain this deployment settles on is the first RPC endpoint the index probes.
     RpcEndpoint.objects.get_or_create(name="configured chain RPC", defaults={"url": settings.CHAIN_RPC_URL})
@@ -157,11 +150,9 @@ def heartbeat_record(*, name: str = "celery-worker") -> WorkerHeartbeat:
 
 @transaction.atomic
 def sku_set_status(*, sku_ids: list[int], status: str) -> int:
-    from a2a_service.core.fastcache import free_documents_forget
-    from billing.x402.fastpath import challenges_forget
-
     updated = Sku.objects.filter(id__in=sku_ids).update(status=status, updated_at=timezone.now())
-    # A bulk update sends no post_save: drop the stored challenges and free documents here.
-    transaction.on_commit(challenges_forget)
+    # A bulk update sends no post_save: drop the stored free documents here, and tell the apps
+    # that keep their own copies of SKU data (billing's stored 402 challenges).
     transaction.on_commit(free_documents_forget)
+    skus_updated.send(sender=Sku, sku_ids=sku_ids)
     return updated

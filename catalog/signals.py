@@ -14,8 +14,8 @@ from django.dispatch import Signal, receiver
 
 from a2a_service.core.fastcache import free_documents_forget
 
-# Writes that no cached free document shows (CACHEABLE_ROUTES in catalog/api/views.py; a test
-# checks that none of them reads these tables). They are frequent (every hit, payment, call,
+# Writes that no cached free document shows (the route-table rows marked cacheable, gathered in
+# a2a_service/urls.py CACHEABLE_ROUTES; a test checks that none of them reads these tables). They are frequent (every hit, payment, call,
 # probe, delivery), so they must not empty the cache; every other model's write does.
 FREE_CACHE_IGNORED_APPS = frozenset({"admin", "auth", "sessions", "contenttypes"})
 FREE_CACHE_IGNORED_MODELS = frozenset(
@@ -62,3 +62,8 @@ def forget_stored_free_documents(sender: type, **kwargs: Any) -> None:
 # bulk_create sends no post_save, and listeners (the webhooks app's pair_arb_alert) are not
 # catalog's to import.
 spreads_ingested = Signal()
+
+# Sent (in the write's transaction) with `sku_ids` after a bulk update of SKUs (the admin's
+# status actions): .update() sends no post_save, and the listeners (billing's stored 402
+# challenges) are not catalog's to import.
+skus_updated = Signal()

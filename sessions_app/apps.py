@@ -8,7 +8,12 @@ class SessionsAppConfig(AppConfig):
     verbose_name = "Prepaid sessions"
 
     def ready(self) -> None:
+        from catalog.services import seeder_register
+        from sessions_app.services import session_packs_seed
+
         from . import (
             products,  # noqa: F401  (the session packs, as product specs)
             signals,  # noqa: F401  (packs cover new session-callable SKUs)
         )
+
+        seeder_register(session_packs_seed)

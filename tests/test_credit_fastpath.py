@@ -12,12 +12,12 @@ import pytest
 from django.db import connection, connections
 from werkzeug.test import Client
 
+from a2a_service.core.schemas import ChargeUnconfirmedOut, RateLimitedOut
 from a2a_service.wsgi import application
 from billing.api import credit_fastpath
 from billing.api.credit_fastpath import fast_routes
 from billing.credits import api_key_issue, credit_add, ledger_audit
 from billing.models import Account, ApiKey, BillingSettings, LedgerEntry
-from catalog.api.schemas import ChargeUnconfirmedOut, RateLimitedOut
 from catalog.models import Sku
 from tests.wallets import register_wallet
 

@@ -87,7 +87,7 @@ def test_monetization_status_says_which_routes_are_wired(api):
     routes = {
         r["name"]: r["available"] for r in api.get("/api/a2a/monetization/status").json()["payment_routes"]
     }
-    from billing.routes import route_available
+    from a2a_service.core.payment_routes import route_available
 
     assert routes == {name: route_available(name) for name in ("x402", "credits", "sessions")}
 

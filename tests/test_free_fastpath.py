@@ -25,9 +25,9 @@ from a2a_service.core.fastcache import (
     free_documents_forget,
 )
 from a2a_service.core.redisconn import redis_client
+from a2a_service.urls import CACHEABLE_ROUTES
 from a2a_service.wsgi import application, django_application
 from billing.models import BillingSettings, WhaleTier
-from catalog.api.views import CACHEABLE_ROUTES
 from catalog.counters import counters_pending
 from catalog.models import AgentFrameworkPack, CatalogAgent, Integration, NewsItem, PartnerAgent, Sku, Teaser
 from catalog.signals import FREE_CACHE_IGNORED_APPS, FREE_CACHE_IGNORED_MODELS

@@ -8,13 +8,13 @@ from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from a2a_service.core import schemas as s
 from a2a_service.core.errors import NotFound, RequestValidationError
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.views import ApiView, ok
 from billing.api.auth import api_key_account
 from billing.api.views import API_KEY_HEADER
-from catalog.api import schemas as s
 from catalog.api.bodies import A2aWebhookRegisterBody
 from webhooks.models import WebhookSubscription
 from webhooks.services import (

@@ -20,13 +20,20 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from a2a_service.core.http import TargetRefused, checked_addresses, outbound_request
-from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
+from webhooks.events import DEFAULT_EVENT_PRICES
+from webhooks.models import DeliveryAttempt, EventPrice, WebhookDelivery, WebhookEvent, WebhookSubscription
 
 logger = logging.getLogger(__name__)
 
 # Standard Webhooks' suggested schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h,
 # 10 h, 10 h. WEBHOOK_RETRY_SCALE compresses it (tests, demos).
 RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000]
+
+
+def event_prices_seed() -> None:
+    """The price of each event kind (run by catalog_seed; staff edits are kept)."""
+    for kind, price in DEFAULT_EVENT_PRICES.items():
+        EventPrice.objects.get_or_create(kind=kind, defaults={"price_atomic": price})
 
 
 def target_check(url: str) -> None:

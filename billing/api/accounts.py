@@ -11,7 +11,9 @@ from a2a_service.core.errors import ApiError, RequestValidationError, Unauthoriz
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters
 from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.schemas import ErrorOut, HTTPValidationError, RateLimitedOut, UnauthorizedOut
 from a2a_service.core.views import ApiView, ok
+from billing import schemas as s
 from billing.api.auth import api_key_account
 from billing.api.views import API_KEY_HEADER
 from billing.credits import (
@@ -22,7 +24,6 @@ from billing.credits import (
     ownership_challenge_issue,
 )
 from billing.models import BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
-from catalog.api import schemas as s
 from catalog.api.bodies import A2aRegisterBody, EvmAddress
 
 MESSAGE_ENDPOINT = "/api/a2a/account/register/message"
@@ -80,9 +81,9 @@ class AccountRegisterView(ApiView):
             201: s.RegisterOut,
             200: s.RegisterOut,
             401: s.OwnershipProofRequiredOut,
-            422: s.HTTPValidationError,
-            429: s.RateLimitedOut,
-            503: s.ErrorOut,
+            422: HTTPValidationError,
+            429: RateLimitedOut,
+            503: ErrorOut,
         },
     )
     def post(self, request: Request) -> Response:
@@ -138,7 +139,7 @@ class OwnershipMessageView(ApiView):
         "429 with Retry-After beyond it.",
         operation_id="account_register_message",
         parameters=query_parameters(WalletQuery),
-        responses={200: s.OwnershipMessageOut, 422: s.HTTPValidationError, 429: s.RateLimitedOut},
+        responses={200: s.OwnershipMessageOut, 422: HTTPValidationError, 429: RateLimitedOut},
     )
     def get(self, request: Request) -> Response:
         query = parse_query(request, WalletQuery)
@@ -159,7 +160,7 @@ class AccountView(ApiView):
         summary="Your credit account: balance, recent deposits and ledger rows",
         operation_id="account_get",
         parameters=[API_KEY_HEADER],
-        responses={200: s.AccountOut, 401: s.UnauthorizedOut},
+        responses={200: s.AccountOut, 401: UnauthorizedOut},
     )
     def get(self, request: Request) -> Response:
         account = api_key_account(request)

@@ -17,11 +17,11 @@ from x402 import x402FacilitatorSync
 from x402.schemas import PaymentPayload, PaymentPayloadV1, PaymentRequirements, PaymentRequirementsV1
 from x402.schemas.helpers import parse_payment_payload, parse_payment_requirements
 
+from a2a_service.core import schemas as s
 from a2a_service.core.errors import Forbidden, ProductUnavailable, RequestValidationError, Unauthorized
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.views import ApiView
 from billing.facilitator.service import facilitator_get
-from catalog.api import schemas as s
 
 logger = logging.getLogger(__name__)
 

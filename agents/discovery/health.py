@@ -1,0 +1,130 @@
+"""Program health: probes the database, cache, broker and worker heartbeat, and counts the
+catalogs, SKUs, agents and venues."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from a2a_service.core.formats import iso
+from a2a_service.core.ratelog import log_throttled
+from agents.discovery import schemas as s
+from catalog.models import (
+    CatalogAgent,
+    ExchangeMarket,
+    NewsItem,
+    PartnerAgent,
+    PredictionMarket,
+    Sku,
+    Teaser,
+    TelemetryNode,
+    WorkerHeartbeat,
+)
+from catalog.selectors.skus import on_sale, products_built
+
+# Health answers anyone: it says which part is ok or down, never why. The exception (hosts,
+# ports, driver messages) goes to the log, once per LOG_REPEAT_SECONDS per part.
+health_logger = logging.getLogger("catalog.health")
+
+
+def _timed(part: str, check) -> s.ComponentHealth:
+    started = time.perf_counter()
+    try:
+        check()
+    except Exception:  # a failing part is reported as down; the endpoint still answers
+        log_throttled(health_logger, f"health-{part}", "health check: %s is down", part)
+        return s.ComponentHealth(status="down")
+    return s.ComponentHealth(status="ok", latency_ms=round((time.perf_counter() - started) * 1000, 2))
+
+
+def _check_database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _check_cache() -> None:
+    key = "health:probe"
+    cache.set(key, "1", 10)
+    if cache.get(key) != "1":
+        raise RuntimeError("cache did not return the value it was given")
+
+
+def _check_broker() -> None:
+    from a2a_service.celery import app
+
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+
+
+def program_health(base: str) -> s.ProgramHealthOut:
+    database = _timed("database", _check_database)
+    cache_h = _timed("cache", _check_cache)
+    broker = _timed("broker", _check_broker)
+    worker: s.WorkerHealth
+    try:
+        beat = WorkerHeartbeat.objects.filter(name="celery-worker").first()
+        if beat is None:
+            worker = s.WorkerHealth(status="unknown", detail="no heartbeat recorded yet")
+        else:
+            age = (timezone.now() - beat.beat_at).total_seconds()
+            stale = age > 3 * settings.WORKER_HEARTBEAT_SECONDS
+            # No hostname: the worker's machine name is internal.
+            worker = s.WorkerHealth(
+                status="stale" if stale else "ok", last_beat_at=iso(beat.beat_at), age_seconds=round(age, 1)
+            )
+    except Exception:
+        log_throttled(health_logger, "health-worker", "health check: worker heartbeat unreadable")
+        worker = s.WorkerHealth(status="down")
+    try:
+        catalogs = {
+            "news_items": NewsItem.objects.count(),
+            "prediction_markets": PredictionMarket.objects.count(),
+            "exchange_markets": ExchangeMarket.objects.count(),
+            "telemetry_nodes": TelemetryNode.objects.count(),
+            "teasers": Teaser.objects.count(),
+        }
+        built = products_built()
+        skus = {
+            "live": on_sale().count(),
+            "disabled": Sku.objects.exclude(status=Sku.Status.LIVE).count(),
+            "products_built": Sku.objects.filter(sku__in=built).count(),
+            "coming_soon": Sku.objects.live().exclude(sku__in=built).count(),
+        }
+        agents = {
+            "catalog": CatalogAgent.objects.filter(enabled=True).count(),
+            "partners": PartnerAgent.objects.filter(enabled=True).count(),
+        }
+        venues = [
+            {"venue": v["venue"], "markets": v["n"], "updated_at": iso(v["latest"])}
+            for v in PredictionMarket.objects.values("venue").annotate(
+                n=Count("id"), latest=Max("updated_at")
+            )
+        ] + [
+            {"venue": v["exchange"], "markets": v["n"], "updated_at": iso(v["latest"])}
+            for v in ExchangeMarket.objects.values("exchange").annotate(
+                n=Count("id"), latest=Max("updated_at")
+            )
+        ]
+    except Exception:
+        log_throttled(health_logger, "health-catalogs", "health check: catalog counts unreadable")
+        catalogs, skus, agents, venues = {}, {}, {}, []
+    parts_ok = all(c.status == "ok" for c in (database, cache_h, broker, worker))
+    return s.ProgramHealthOut(
+        status="ok" if parts_ok else "degraded",
+        checked_at=iso(timezone.now()) or "",
+        database=database,
+        cache=cache_h,
+        broker=broker,
+        worker=worker,
+        catalogs=catalogs,
+        skus=skus,
+        agents=agents,
+        venue_adapters=venues,
+    )

@@ -1,0 +1,402 @@
+"""Response bodies of the agent-facing discovery documents: agent cards, manifests, ERC-8004
+files, the MCP catalog, the storefront, the marketplace, program health, catalog agents."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from a2a_service.core.schemas import Out
+from billing.schemas import CreditBundleOut, CreditOnboardingOut, PaymentRouteState, SalesFigures
+from catalog.api.schemas import SkuOut
+
+
+class StorefrontSkuOut(SkuOut):
+    sales_30d: int = Field(description="settled sales in the last 30 days")
+    revenue_30d_usdc: float
+    sales_all_time: int
+    revenue_all_time_usdc: float
+    trust_score: float = Field(
+        description="percent of paid attempts in the last 30 days that were delivered; 0 when none"
+    )
+
+
+# --- discovery ------------------------------------------------------------------------
+class StorefrontOut(Out):
+    positioning: str
+    storefront_skus: list[StorefrontSkuOut]
+    growth_skus: list[SkuOut]
+    prediction_entry_skus: list[SkuOut]
+    primary_entry: str
+    live_desks: str
+    case_study: str
+    client_bundle: str
+    credit_prepay: CreditBundleOut
+    credit_onboarding: CreditOnboardingOut
+    payment_address: str
+    chain: str
+    well_known_x402: str
+    validate_hint: str
+
+
+class ManifestOut(Out):
+    name: str
+    description: str
+    version: str
+    base_url: str
+    openapi: str
+    agent_card: str
+    well_known_x402: str
+    network: str
+    asset: str
+    treasury_address: str
+    payment_routes: list[PaymentRouteState]
+    discovery: dict[str, str]
+    attestation_signer: str = Field(description="address that signs regime_attestation events (EIP-191)")
+    skus: list[SkuOut]
+
+
+class AgentInterfaceOut(Out):
+    url: str
+    protocolBinding: str
+    protocolVersion: str
+
+
+class AgentProviderOut(Out):
+    organization: str
+    url: str
+
+
+class AgentCapabilitiesOut(Out):
+    streaming: bool
+    pushNotifications: bool
+
+
+class AgentSkillOut(Out):
+    id: str
+    name: str
+    description: str
+    tags: list[str]
+    examples: list[str] = []
+    inputModes: list[str] = ["application/json"]
+    outputModes: list[str] = ["application/json"]
+
+
+class AgentCardOut(Out):
+    """A2A agent card (protocol 1.0 JSON)."""
+
+    name: str
+    description: str
+    supportedInterfaces: list[AgentInterfaceOut]
+    provider: AgentProviderOut
+    version: str
+    documentationUrl: str
+    capabilities: AgentCapabilitiesOut
+    defaultInputModes: list[str]
+    defaultOutputModes: list[str]
+    skills: list[AgentSkillOut]
+
+
+class WellKnownResourceOut(Out):
+    sku: str
+    resource: str
+    method: str
+    description: str
+    mimeType: str
+    price_usdc: float
+    amount: str = Field(description="price in atomic USDC (6 decimals)")
+    scheme: str
+    network: str
+    asset: str
+    payTo: str
+    status: str
+
+
+class WellKnownX402Out(Out):
+    x402Version: int
+    facilitator: str
+    network: str
+    asset: str
+    payTo: str
+    payment_headers: dict[str, str]
+    resources: list[WellKnownResourceOut]
+
+
+class CatalogAgentOut(Out):
+    slug: str
+    name: str
+    description: str
+    skills: list[AgentSkillOut]
+    skus: list[str]
+    enabled: bool
+    chat: str
+    status: str
+    manifest: str
+
+
+class PartnerAgentOut(Out):
+    slug: str
+    name: str
+    description: str
+    url: str
+    agent_card_url: str | None
+    skills: list[dict[str, Any]]
+
+
+class FederatedAgentsOut(Out):
+    local_agents: list[CatalogAgentOut]
+    partner_agents: list[PartnerAgentOut]
+    count: int
+
+
+class PartnerCatalogOut(Out):
+    partners: list[PartnerAgentOut]
+    count: int
+    federation_sku: SkuOut | None
+    how_to_join: str
+
+
+class ComponentHealth(Out):
+    status: Literal["ok", "down", "stale", "unknown"]
+    latency_ms: float | None = None
+    detail: str | None = None
+
+
+class WorkerHealth(ComponentHealth):
+    last_beat_at: str | None = None
+    age_seconds: float | None = None
+
+
+class ProgramHealthOut(Out):
+    status: Literal["ok", "degraded"]
+    checked_at: str
+    database: ComponentHealth
+    cache: ComponentHealth
+    broker: ComponentHealth
+    worker: WorkerHealth
+    catalogs: dict[str, int] = Field(description="row counts of the catalogs")
+    skus: dict[str, int] = Field(
+        description=(
+            "SKU counts: live (answers 402), disabled, products_built, coming_soon (on but not built)"
+        )
+    )
+    agents: dict[str, int]
+    venue_adapters: list[dict[str, Any]] = Field(description="per ingested venue: rows and newest update")
+
+
+class MarketplaceCapabilityOut(Out):
+    name: str
+    paid: bool
+    sku: str | None
+    available: bool
+
+
+class MarketplaceHealthOut(Out):
+    status: Literal["ok", "degraded"]
+    capabilities: list[MarketplaceCapabilityOut]
+    registration_targets: list[dict[str, str]]
+    execute: str
+
+
+class MarketplaceListingOut(Out):
+    name: str
+    description: str
+    base_url: str
+    network: str
+    asset: str
+    pay_to: str
+    capabilities: list[MarketplaceCapabilityOut]
+    skus: list[SkuOut]
+    openapi: str
+
+
+class M2MDiscoveryOut(Out):
+    service: str
+    version: str
+    payment_routes: list[PaymentRouteState]
+    free_endpoints: list[str]
+    credit_endpoints: list[dict[str, Any]]
+    session: dict[str, Any]
+    x402: dict[str, Any]
+    paid_sku_count: int
+
+
+class LiveDeskOut(Out):
+    sku: str
+    path: str
+    headline: str
+    price_usdc: float
+    tier: str | None
+    product_type: str
+    session_callable: bool
+    available: bool
+    free_teaser: str | None
+
+
+class LiveDesksOut(Out):
+    desks: list[LiveDeskOut]
+    count: int
+    session_pack: str
+
+
+class RevenueDiscoveryOut(Out):
+    hero_skus: list[SkuOut]
+    signal_desk: dict[str, Any]
+    session_billing: list[dict[str, Any]]
+    partner_feed: dict[str, Any]
+
+
+class IntegrationOut(Out):
+    slug: str
+    name: str
+    category: str
+    description: str
+    url: str
+    registration_target: bool
+
+
+class IntegrationsOut(Out):
+    integrations: list[IntegrationOut]
+    count: int
+
+
+class PackSummaryOut(Out):
+    pack_id: str
+    name: str
+    framework: str
+    description: str
+    skill_md: str
+
+
+class PacksOut(Out):
+    packs: list[PackSummaryOut]
+    count: int
+
+
+class EditorialOut(Out):
+    id: int
+    kind: str
+    title: str
+    summary: str
+    published_at: str | None
+
+
+class CaseStudyOut(Out):
+    metrics: SalesFigures
+    partner_playbook: EditorialOut | None
+    playbook_body: str | None
+
+
+class RoadmapOut(Out):
+    items: list[EditorialOut]
+    count: int
+
+
+class Erc8004RegistryOut(Out):
+    standard: str
+    chain: str
+    chain_id: int
+    identity_registry: str | None
+    agent_id: str | None
+    registered: bool
+    agent_card: str
+    agent_wallet: str
+
+
+class Erc8004EndpointOut(Out):
+    name: str
+    endpoint: str
+    version: str | None = None
+
+
+class Erc8004AgentCardOut(Out):
+    type: str
+    name: str
+    description: str
+    image: str
+    endpoints: list[Erc8004EndpointOut]
+    registrations: list[dict[str, Any]]
+    supportedTrust: list[str]
+
+
+class HeroPackOut(Out):
+    hero_skus: list[SkuOut]
+    promo: SkuOut | None
+    promotion: EditorialOut | None
+    total_price_usdc: float
+    session_alternative: str
+
+
+class McpToolOut(Out):
+    name: str
+    description: str
+    inputSchema: dict[str, Any]
+    paid: bool
+    price_usdc: float | None
+    http: dict[str, str]
+
+
+class McpCatalogOut(Out):
+    tools: list[McpToolOut]
+    count: int
+
+
+class IndexRouteAgentOut(Out):
+    agent: str
+    routes: list[dict[str, Any]]
+    hero_skus: list[str]
+
+
+class IndexRoutesOut(Out):
+    agents: list[IndexRouteAgentOut]
+    x402_routes: int
+
+
+# --- agents ---------------------------------------------------------------------------
+class AgentsCatalogOut(Out):
+    agents: list[CatalogAgentOut]
+    count: int
+
+
+class AgentStatusOut(Out):
+    slug: str
+    name: str
+    status: Literal["online", "disabled"]
+    skus_live: int
+    chat: str
+
+
+class AgentManifestOut(Out):
+    slug: str
+    name: str
+    description: str
+    skills: list[AgentSkillOut]
+    skus: list[SkuOut]
+    endpoints: dict[str, str]
+    payment_routes: list[PaymentRouteState]
+
+
+class ChatSuggestionOut(Out):
+    sku: str
+    path: str
+    price_usdc: float
+    headline: str
+
+
+class ChatOut(Out):
+    agent: str
+    reply: str
+    suggestions: list[ChatSuggestionOut]
+    links: dict[str, str]
+
+
+class AgentHubStatusOut(Out):
+    status: Literal["ok"]
+    agents: list[str]
+    chat: str
+
+
+class MarketplaceExecuteOut(Out):
+    capability: str
+    result: dict[str, Any]

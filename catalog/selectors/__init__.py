@@ -1,0 +1,13 @@
+"""The catalog's reads, by concern: skus (what is on sale and how a SKU is shown), payment
+(links and payment hints), teasers, market (news, prediction, exchange and tokenized catalogs),
+telemetry, desks (scorecards, performance, strategies, regime). Selectors return data (pydantic
+models or rows), never HTTP answers: an unknown name is None, and the view answers 404. Billing's
+reads are in billing/selectors/, the discovery documents that gather every app's in
+agents/discovery/."""
+
+from __future__ import annotations
+
+# Read here by catalog/products/status.py (which moves to billing with its product).
+from catalog.selectors.payment import payment_alternatives
+
+__all__ = ["payment_alternatives"]

@@ -1,0 +1,195 @@
+"""Free market-data catalogs: news, equity, market-agent news, prediction venues, spot
+markets, the tokenized watchlist and the morning brief's headline. Every figure comes from the
+database; nothing here is a literal standing in for a measurement."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from a2a_service.core.formats import iso, naive_utc
+from a2a_service.core.money import usdc_from_atomic
+from catalog.api import schemas as s
+from catalog.models import (
+    EditorialPiece,
+    ExchangeMarket,
+    NewsItem,
+    PredictionMarket,
+    Sku,
+    TokenizedAsset,
+)
+from catalog.selectors.payment import absolute, credit_billing_enabled, payment_alternatives
+from catalog.selectors.skus import on_sale, sku_available, sku_out
+
+PREDICTION_VENUE = "predictionvenue"
+
+
+def _f(value: Decimal | float | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+def news_item_out(base: str, item: NewsItem) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "title": item.title,
+        "teaser": item.teaser,
+        "price_usdc": item.price_usdc,
+        "ingested_at": naive_utc(item.ingested_at),
+        "unlock": f"/api/a2a/x402/news/unlock?news_id={item.id}",
+    }
+
+
+def news_catalog(base: str, *, limit: int, category: str) -> s.NewsCatalogOut:
+    qs = NewsItem.objects.order_by("-id")
+    if category:
+        qs = qs.filter(category=category)
+    credits_on = credit_billing_enabled()
+    digest = Sku.objects.filter(sku="news_digest").first()
+    if credits_on:
+        unlock_hint = (
+            "POST /api/a2a/news/{news_id}/unlock with header X-API-Key debits the item's price_usdc from your "
+            "prepaid credits (register at /api/a2a/account/register)."
+        )
+    else:
+        unlock_hint = "Credit billing is off: the full text requires x402 (see x402_unlock_hint)."
+    return s.NewsCatalogOut(
+        items=[s.NewsItemOut(**news_item_out(base, i)) for i in qs[:limit]],
+        credit_billing_enabled=credits_on,
+        teaser_only=True,
+        unlock_hint=unlock_hint,
+        x402_unlock_hint="GET the item's unlock path (/api/a2a/x402/news/unlock?news_id=ID); it answers 402 with "
+        "the item's price; pay it in USDC and retry with the payment header.",
+        payment_alternatives=s.PaymentAlternatives(**payment_alternatives(base)),
+        news_digest_x402=absolute(base, digest.path if digest else "/api/a2a/x402/news/digest"),
+        news_digest_price_usdc=digest.price_usdc if digest else 0.0,
+        agentverse_news=settings.AGENTVERSE_NEWS_AGENT,
+    )
+
+
+def equity_catalog(base: str, *, limit: int) -> s.EquityCatalogOut:
+    items = list(NewsItem.objects.filter(category=NewsItem.Category.EQUITY).order_by("-id")[:limit])
+    from catalog.models.news import DEFAULT_NEWS_PRICE_ATOMIC
+
+    return s.EquityCatalogOut(
+        items=[
+            s.EquityItemOut(**news_item_out(base, i), source=i.source, category=i.category) for i in items
+        ],
+        count=len(items),
+        unlock_price_usdc=usdc_from_atomic(DEFAULT_NEWS_PRICE_ATOMIC["equity"]),
+        digest_x402=absolute(base, "/api/a2a/x402/equity/news/digest"),
+    )
+
+
+def market_agent_news(base: str, *, limit: int) -> s.MarketAgentNewsOut:
+    qs = NewsItem.objects.exclude(market_group="")
+    items = list(qs.order_by("-id")[:limit])
+    groups = dict(qs.values_list("market_group").annotate(n=Count("id")).values_list("market_group", "n"))
+    return s.MarketAgentNewsOut(
+        items=[s.MarketAgentNewsItemOut(**news_item_out(base, i), group=i.market_group) for i in items],
+        groups=groups,
+        digest_x402=absolute(base, "/api/a2a/x402/intel/market-groups-digest"),
+    )
+
+
+def prediction_market_out(m: PredictionMarket) -> s.PredictionMarketOut:
+    yes = _f(m.yes_price)
+    return s.PredictionMarketOut(
+        venue=m.venue,
+        id=m.external_id,
+        question=m.question,
+        category=m.category,
+        yes_price=yes,
+        no_price=round(1 - yes, 6) if yes is not None else None,
+        volume_usd=_f(m.volume_usd),
+        closes_at=iso(m.closes_at),
+        url=m.url,
+    )
+
+
+def prediction_paid() -> list[s.SkuOut]:
+    return [sku_out(x) for x in on_sale().filter(family="prediction")]
+
+
+def predictionvenue_catalog(base: str, *, limit: int) -> s.PredictionVenueCatalogOut:
+    qs = PredictionMarket.objects.filter(venue=PREDICTION_VENUE).filter(
+        Q(closes_at__isnull=True) | Q(closes_at__gte=timezone.now())
+    )
+    markets = [prediction_market_out(m) for m in qs.order_by("closes_at", "id")[:limit]]
+    return s.PredictionVenueCatalogOut(
+        venue=PREDICTION_VENUE, markets=markets, count=len(markets), paid=prediction_paid()
+    )
+
+
+def prediction_catalog(base: str, *, limit: int, venue: str | None) -> s.PredictionCatalogOut:
+    qs = PredictionMarket.objects.all()
+    if venue:
+        qs = qs.filter(venue=venue)
+    venues = dict(
+        PredictionMarket.objects.values_list("venue").annotate(n=Count("id")).values_list("venue", "n")
+    )
+    markets = [prediction_market_out(m) for m in qs.order_by("-volume_usd", "id")[:limit]]
+    return s.PredictionCatalogOut(venues=venues, markets=markets, count=len(markets), paid=prediction_paid())
+
+
+def exchange_markets(base: str) -> s.ExchangeMarketsOut:
+    rows = list(ExchangeMarket.objects.all()[: settings.CATALOG_LIMIT_MAX])
+    return s.ExchangeMarketsOut(
+        markets=[
+            s.ExchangeMarketOut(
+                exchange=m.exchange,
+                symbol=m.symbol,
+                base=m.base,
+                quote=m.quote,
+                last_price=_f(m.last_price),
+                volume_24h_usd=_f(m.volume_24h_usd),
+                spread_bps=_f(m.spread_bps),
+                updated_at=iso(m.updated_at) or "",
+            )
+            for m in rows
+        ],
+        exchanges=sorted(set(ExchangeMarket.objects.values_list("exchange", flat=True))),
+        count=len(rows),
+    )
+
+
+def tokenized_watchlist(base: str) -> s.TokenizedWatchlistOut:
+    assets = TokenizedAsset.objects.filter(on_watchlist=True)
+    return s.TokenizedWatchlistOut(
+        watchlist=[
+            s.TokenizedAssetOut(
+                symbol=a.symbol,
+                name=a.name,
+                venue=a.venue,
+                underlying=a.underlying,
+                last_price=_f(a.last_price),
+                change_24h_pct=_f(a.change_24h_pct),
+                updated_at=iso(a.updated_at) or "",
+            )
+            for a in assets
+        ],
+        trading_api={
+            "auto_route": "manual routing only",
+            "session_desk": absolute(base, "/api/a2a/x402/tokenized/session-desk"),
+        },
+        paid=[sku_out(x) for x in on_sale().filter(family="tokenized")],
+    )
+
+
+def morning_brief(base: str) -> s.MorningBriefOut:
+    piece = EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).first()
+    sku = Sku.objects.filter(sku="morning_brief").first()
+    return s.MorningBriefOut(
+        # Available only when the paid brief would be delivered: a piece exists and it is on sale.
+        available=piece is not None and sku is not None and sku_available(sku),
+        id=piece.id if piece else None,
+        title=piece.title if piece else None,
+        summary=piece.summary if piece else None,
+        published_at=iso(piece.published_at) if piece else None,
+        full_x402=absolute(base, "/api/a2a/x402/morning-brief"),
+        price_usdc=sku.price_usdc if sku else 0.0,
+        pro_x402=absolute(base, "/api/a2a/x402/morning-brief/pro"),
+    )
