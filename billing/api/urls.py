@@ -121,17 +121,17 @@ def paid_urlpatterns() -> list[URLPattern]:
 
 urlpatterns = [
     *paid_urlpatterns(),
-    path("api/a2a/account/register", AccountRegisterView.as_view()),
+    path("api/a2a/account/register", AccountRegisterView.as_view(), name="account_register"),
 ]
 
 # The self-hosted x402 facilitator (answers 503 where FACILITATOR_PRIVATE_KEY is not set).
 urlpatterns += [
-    path("api/a2a/facilitator/supported", FacilitatorSupportedView.as_view()),
-    path("api/a2a/facilitator/verify", FacilitatorVerifyView.as_view()),
-    path("api/a2a/facilitator/settle", FacilitatorSettleView.as_view()),
+    path("api/a2a/facilitator/supported", FacilitatorSupportedView.as_view(), name="facilitator_supported"),
+    path("api/a2a/facilitator/verify", FacilitatorVerifyView.as_view(), name="facilitator_verify"),
+    path("api/a2a/facilitator/settle", FacilitatorSettleView.as_view(), name="facilitator_settle"),
 ]
 
 urlpatterns += [
-    path("api/a2a/account", AccountView.as_view()),
-    path("api/a2a/account/register/message", OwnershipMessageView.as_view()),
+    path("api/a2a/account", AccountView.as_view(), name="account_get"),
+    path("api/a2a/account/register/message", OwnershipMessageView.as_view(), name="account_register_message"),
 ]
