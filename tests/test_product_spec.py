@@ -1,6 +1,7 @@
 """A product is one spec: a throwaway spec registered in a test appears priced in the OpenAPI
-document, /.well-known/x402, the storefront and the MCP catalog, and is sold by x402, by
-credits and through a prepaid session, with no other edit."""
+document, /.well-known/x402, the storefront, the MCP catalog and the agent card (with its
+output model), and is sold by x402, by credits and through a prepaid session, with no other
+edit."""
 
 from __future__ import annotations
 
@@ -92,6 +93,7 @@ def test_a_spec_is_listed_priced_everywhere(probe, api):
     well_known = api.get("/.well-known/x402").json()
     resource = [r for r in well_known["resources"] if r["resource"].endswith(PATH)]
     assert len(resource) == 1 and resource[0]["price_usdc"] == 0.02
+    assert set(resource[0]["outputSchema"]["properties"]) == {"greeting", "skus_listed"}
 
     store = api.get("/api/a2a/discovery/storefront").json()
     listed = [s for s in store["storefront_skus"] if s["sku"] == "throwaway_probe"]
@@ -100,6 +102,11 @@ def test_a_spec_is_listed_priced_everywhere(probe, api):
     mcp = api.get("/api/a2a/mcp/catalog").json()
     tool = [t for t in mcp["tools"] if t["name"] == "throwaway_probe"]
     assert tool and tool[0]["paid"] and tool[0]["price_usdc"] == 0.02
+    assert tool[0]["outputSchema"] == ProbeOut.model_json_schema()
+
+    card = api.get("/.well-known/agent.json").json()
+    skill = [s for s in card["skills"] if s["id"] == "throwaway_probe"]
+    assert skill and "0.02 USDC" in skill[0]["description"] and "test" in skill[0]["tags"]
 
     teaser = api.get("/api/a2a/teaser/throwaway-probe").json()
     assert teaser["title"] == "Throwaway probe"

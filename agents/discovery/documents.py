@@ -5,6 +5,8 @@ agent-framework packs. They gather every app's data, so they live in the top lay
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 
 from a2a_service.core.formats import iso
@@ -25,6 +27,7 @@ from catalog.models import (
     PartnerAgent,
     Sku,
 )
+from catalog.products.registry import product_get
 from catalog.selectors.payment import absolute, facilitator_url
 from catalog.selectors.skus import listed_skus, live_skus, on_sale, sku_available, sku_out
 from webhooks.events import attestation_signer
@@ -96,10 +99,32 @@ def manifest(base: str) -> s.ManifestOut:
     )
 
 
+def output_schema(sku: str) -> dict[str, Any] | None:
+    """The JSON schema of a product's 200 answer, from its spec's output model."""
+    product = product_get(sku)
+    return product.output.model_json_schema() if product and product.output else None
+
+
+def product_skills(base: str) -> list[s.AgentSkillOut]:
+    """One skill per product on sale, from its spec and its SKU row (price, path)."""
+    return [
+        s.AgentSkillOut(
+            id=x.sku,
+            name=x.headline.split(":")[0],
+            description=f"{x.headline}. {x.price_usdc:g} USDC: pay by x402 at {absolute(base, x.path)}, "
+            "or with X-API-Key credits or a prepaid session where it is covered.",
+            tags=[x.family, "paid", "x402"],
+        )
+        for x in live_skus()
+    ]
+
+
 def agent_card(base: str) -> s.AgentCardOut:
     skills: list[s.AgentSkillOut] = []
     for agent in CatalogAgent.objects.filter(enabled=True):
         skills += [agent_skill(raw) for raw in agent.skills]
+    taken = {skill.id for skill in skills}
+    skills += [skill for skill in product_skills(base) if skill.id not in taken]
     return s.AgentCardOut(
         name=SERVICE_NAME,
         description=POSITIONING,
@@ -133,6 +158,7 @@ def well_known_x402(base: str) -> s.WellKnownX402Out:
             asset=settings.USDC_ADDRESS,
             payTo=settings.TREASURY_ADDRESS,
             status="available" if sku_available(x) else "unavailable",
+            outputSchema=output_schema(x.sku),
         )
         for x in live_skus()
     ]
@@ -385,8 +411,6 @@ def hero_pack(base: str) -> s.HeroPackOut:
 
 
 def mcp_catalog(base: str) -> s.McpCatalogOut:
-    from catalog.products.registry import product_get
-
     tools = [
         s.McpToolOut(
             name="strategies",
@@ -428,6 +452,7 @@ def mcp_catalog(base: str) -> s.McpCatalogOut:
                 name=x.sku,
                 description=f"{x.headline} ({x.price_usdc} USDC)",
                 inputSchema=schema,
+                outputSchema=output_schema(x.sku),
                 paid=True,
                 price_usdc=x.price_usdc,
                 http={"method": "GET", "url": absolute(base, x.path)},

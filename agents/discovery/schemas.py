@@ -111,6 +111,9 @@ class WellKnownResourceOut(Out):
     asset: str
     payTo: str
     status: str
+    outputSchema: dict[str, Any] | None = Field(
+        None, description="JSON schema of the 200 answer (the product's output model)"
+    )
 
 
 class WellKnownX402Out(Out):
@@ -332,6 +335,9 @@ class McpToolOut(Out):
     name: str
     description: str
     inputSchema: dict[str, Any]
+    outputSchema: dict[str, Any] | None = Field(
+        None, description="JSON schema of the tool's result (the product's output model)"
+    )
     paid: bool
     price_usdc: float | None
     http: dict[str, str]

@@ -161,6 +161,10 @@ def content_response(product_sku: str | None, description: str = "the product's 
     product = product_get(product_sku) if product_sku else None
     if product is not None and product.output is not None:
         return OpenApiResponse(product.output, description=description)
+    if product is None:
+        # Coming soon: the route answers 503 uncharged until the product is built, and its
+        # spec's output model documents this answer from then on.
+        description = "not built yet: this route answers 503 (nothing charged) until the product is built"
     return OpenApiResponse({"type": "object"}, description=description)
 
 
