@@ -319,6 +319,15 @@ WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", defa
 # Other outbound calls (a2a_service/core/http.py) to private addresses; the host of FACILITATOR_URL is
 # always allowed (operator configuration, often a self-hosted facilitator on loopback).
 OUTBOUND_ALLOW_PRIVATE_TARGETS = env.bool("OUTBOUND_ALLOW_PRIVATE_TARGETS", default=False)
+
+# Feeds (catalog/feeds/): how a pass fetches. FEEDS_MODE: live (production), replay (the local
+# replay server's recorded samples) or auto (live, and replay for a source it cannot reach).
+FEEDS_MODE = env.str("FEEDS_MODE", default="live")
+FEEDS_REPLAY_URL = env.str("FEEDS_REPLAY_URL", default="http://127.0.0.1:8765")
+FEEDS_USER_AGENT = env.str("FEEDS_USER_AGENT", default="a2a-market-intel/1.0 (+feeds)")
+FEEDS_HTTP_TIMEOUT_SECONDS = env.float("FEEDS_HTTP_TIMEOUT_SECONDS", default=10.0)
+FEEDS_HTTP_DEADLINE_SECONDS = env.float("FEEDS_HTTP_DEADLINE_SECONDS", default=30.0)
+FEEDS_MAX_BODY_BYTES = env.int("FEEDS_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 # Per connect and per read of a delivery: a receiver that drips bytes resets it each time...
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
 # ...so a whole attempt (resolve, connect, send, headers, body) is also cut at this deadline.
