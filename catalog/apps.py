@@ -11,7 +11,18 @@ class CatalogConfig(AppConfig):
         # Register every product callable so all payment routes find them.
         from a2a_service.core.views import hit_counter_register
 
-        from . import products, signals  # noqa: F401
+        from django.db.models.signals import post_migrate
+
+        from . import feeds, products, signals  # noqa: F401
         from .counters import counter_increment
 
         hit_counter_register(counter_increment)
+        # Every registered feed source gets its schedule row (django-celery-beat) once the
+        # tables exist; staff edits of existing rows are kept.
+        post_migrate.connect(_feeds_schedule, sender=self)
+
+
+def _feeds_schedule(**kwargs) -> None:
+    from .feeds.schedule import feeds_schedule_sync
+
+    feeds_schedule_sync()

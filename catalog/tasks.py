@@ -16,3 +16,23 @@ def worker_heartbeat() -> None:
 def flush_counters() -> None:
     """Move hit counts from Redis into DailyCounter rows (a no-op without Redis)."""
     counters_flush()
+
+
+@shared_task(name="feeds.run_source", ignore_result=True)
+def run_source(name: str) -> None:
+    """One scheduled pass of one feed source (beat, per its PeriodicTask). Locked and backed
+    off by the runner; a failure is recorded on its FeedState, never raised to Celery."""
+    from catalog.feeds.registry import feed_get
+    from catalog.feeds.runner import feed_run
+
+    if feed_get(name) is None:  # a schedule row left behind by a source no longer installed
+        return
+    feed_run(name=name)
+
+
+@shared_task(name="feeds.prune", ignore_result=True)
+def prune_feeds() -> None:
+    """Delete old rows of the high-volume feed tables (catalog/feeds/retention.py)."""
+    from catalog.feeds.retention import feeds_prune
+
+    feeds_prune()

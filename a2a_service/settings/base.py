@@ -36,6 +36,8 @@ INSTALLED_APPS = [
     "sessions_app",
     "webhooks",
     "agents",
+    # Feed schedules live in the database, editable in the admin (catalog/feeds/schedule.py).
+    "django_celery_beat",
 ]
 
 MIDDLEWARE = [
@@ -328,6 +330,36 @@ FEEDS_USER_AGENT = env.str("FEEDS_USER_AGENT", default="a2a-market-intel/1.0 (+f
 FEEDS_HTTP_TIMEOUT_SECONDS = env.float("FEEDS_HTTP_TIMEOUT_SECONDS", default=10.0)
 FEEDS_HTTP_DEADLINE_SECONDS = env.float("FEEDS_HTTP_DEADLINE_SECONDS", default=30.0)
 FEEDS_MAX_BODY_BYTES = env.int("FEEDS_MAX_BODY_BYTES", default=8 * 1024 * 1024)
+# --- feed runner, schedule and retention (catalog/feeds/runner.py, retention.py) -------------
+# A pass whose lock (FeedState.running_since) is older than this belongs to a dead process.
+FEEDS_LOCK_STALE_SECONDS = env.int("FEEDS_LOCK_STALE_SECONDS", default=900)
+# A failing source waits base * 2^(failures-1) seconds before its next scheduled pass, at most max.
+FEEDS_BACKOFF_BASE_SECONDS = env.int("FEEDS_BACKOFF_BASE_SECONDS", default=60)
+FEEDS_BACKOFF_MAX_SECONDS = env.int("FEEDS_BACKOFF_MAX_SECONDS", default=3600)
+# Pruning of high-volume feed tables (news is sold and never pruned).
+FEEDS_PRUNE_SECONDS = env.float("FEEDS_PRUNE_SECONDS", default=3600.0)
+FEEDS_RETENTION_PROBES_DAYS = env.int("FEEDS_RETENTION_PROBES_DAYS", default=14)
+FEEDS_RETENTION_SPREADS_DAYS = env.int("FEEDS_RETENTION_SPREADS_DAYS", default=30)
+CELERY_BEAT_SCHEDULE["feeds-prune"] = {"task": "feeds.prune", "schedule": FEEDS_PRUNE_SECONDS}
+# News (catalog/feeds/news/): comma-separated `category|url` (category crypto, equity or general).
+NEWS_FEEDS = env.str(
+    "NEWS_FEEDS",
+    default=",".join(
+        [
+            "crypto|https://www.coindesk.com/arc/outboundfeeds/rss/",
+            "crypto|https://cointelegraph.com/rss",
+            "equity|https://feeds.content.dowjones.io/public/rss/mw_topstories",
+            "general|https://www.sec.gov/news/pressreleases.rss",
+            "general|https://www.federalreserve.gov/feeds/press_all.xml",
+        ]
+    ),
+)
+# Unlock price of a new item by category, in USDC (staff may override an item in the admin).
+NEWS_PRICE_EQUITY_USDC = env.str("NEWS_PRICE_EQUITY_USDC", default="0.18")
+NEWS_PRICE_GENERAL_USDC = env.str("NEWS_PRICE_GENERAL_USDC", default="0.18")
+NEWS_PRICE_CRYPTO_USDC = env.str("NEWS_PRICE_CRYPTO_USDC", default="0.1")
+NEWS_TEASER_CHARS = env.int("NEWS_TEASER_CHARS", default=280)
+NEWS_MAX_ITEMS_PER_FEED = env.int("NEWS_MAX_ITEMS_PER_FEED", default=100)
 # Per connect and per read of a delivery: a receiver that drips bytes resets it each time...
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
 # ...so a whole attempt (resolve, connect, send, headers, body) is also cut at this deadline.

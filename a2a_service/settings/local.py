@@ -25,3 +25,5 @@ ATTESTATION_PRIVATE_KEY = env(
 # anvil's `safe` block trails its head by 32 blocks (32 s at a block a second): the local stack
 # credits after DEPOSIT_CONFIRMATIONS instead, so a demo deposit shows within seconds.
 DEPOSIT_FINALITY_TAG = env("DEPOSIT_FINALITY_TAG", default="")
+# Live feeds, and the local replay server's samples for a source that cannot be reached.
+FEEDS_MODE = env("FEEDS_MODE", default="auto")

@@ -13,6 +13,7 @@ from .base import (
     DATABASES,
     FACILITATOR_PRIVATE_KEY,
     FACILITATOR_URL,
+    FEEDS_MODE,
     INGEST_TOKEN,
     PUBLIC_BASE_URL,
     REDIS_URL,
@@ -37,6 +38,7 @@ _problems = production_refusals(
     ingest_token=INGEST_TOKEN,
     facilitator_url=FACILITATOR_URL,
     public_base_url=PUBLIC_BASE_URL,
+    feeds_mode=FEEDS_MODE,
 )
 if _problems:
     raise ImproperlyConfigured("refusing to start with production settings: " + "; ".join(_problems))

@@ -78,6 +78,7 @@ def production_refusals(
     ingest_token: str,
     facilitator_url: str = "",
     public_base_url: str = "",
+    feeds_mode: str = "live",
 ) -> list[str]:
     """Why these values cannot run production (empty: they can)."""
     missing = [
@@ -120,6 +121,10 @@ def production_refusals(
         problems.append("production needs DATABASE_URL pointing to PostgreSQL")
     if "testserver" in allowed_hosts:
         problems.append("ALLOWED_HOSTS must not contain 'testserver' (Django's test client host)")
+    if feeds_mode != "live":
+        # Replayed samples are recorded data, not the market: production never sells them, and
+        # auto would fall back to them whenever a source is unreachable.
+        problems.append(f"FEEDS_MODE={feeds_mode} is not for production: use live")
     problems += _facilitator_refusals(
         facilitator_url, facilitator_private_key, public_base_url, allowed_hosts
     )

@@ -41,6 +41,12 @@ class FeedPass:
     source: str
     replay: bool = False
     started_at: datetime = field(default_factory=timezone.now)
+    # What went wrong in part of a pass that still succeeded (one feed of several failed):
+    # the runner records it on the source's FeedState (last_note) without failing the pass.
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
 
     def base(self, setting_name: str) -> str:
         """The base URL of a setting: the live one, or its replay stand-in."""

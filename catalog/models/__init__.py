@@ -13,6 +13,7 @@ from .feeds import (
     TokenizedAsset,
     TradingModule,
 )
+from .feedstate import FeedState
 from .news import NewsItem
 from .ops import DailyCounter, WorkerHeartbeat
 from .sku import Sku
@@ -24,6 +25,7 @@ __all__ = [
     "DeskSignal",
     "EditorialPiece",
     "ExchangeMarket",
+    "FeedState",
     "Integration",
     "NewsItem",
     "PartnerAgent",

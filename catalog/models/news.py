@@ -22,11 +22,18 @@ class NewsItem(models.Model):
         max_length=16, choices=Category.choices, default=Category.GENERAL, db_index=True
     )
     source = models.CharField(max_length=120, blank=True)
-    url = models.URLField(max_length=500, blank=True)
+    url = models.URLField(max_length=500, blank=True, db_index=True)
     market_group = models.CharField(
         max_length=64, blank=True, db_index=True, help_text="market agent group that ingested it, if any"
     )
     external_id = models.CharField(max_length=200, blank=True, help_text="feed's id, for de-duplication")
+    # Provenance and de-duplication of ingested items (catalog/feeds/news/): the normalized
+    # title's hash finds the same story carried by two feeds.
+    title_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    published_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    content = models.TextField(blank=True, help_text="the full content the feed carried (HTML as sent)")
+    tickers = models.JSONField(default=list, blank=True, help_text="tickers/assets the item mentions")
+    replay = models.BooleanField(default=False, help_text="ingested from the local replay, not a live feed")
     price_atomic = models.PositiveBigIntegerField(blank=True, help_text="unlock price in atomic USDC")
     ingested_at = models.DateTimeField(default=timezone.now, db_index=True)
 

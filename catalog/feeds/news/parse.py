@@ -1,0 +1,189 @@
+"""News feeds, parsed: RSS 2.0 and Atom bytes -> plain NewsEntry records (pure: no database,
+no network). feedparser only ever parses bytes we fetched; it never fetches a URL itself."""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import html
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import feedparser
+
+from catalog.feeds.registry import FeedError
+
+CATEGORIES = ("crypto", "equity", "general")
+
+# Assets named in words or by ticker. Words match case-insensitively; a bare ticker only in
+# capitals (so "sol" in Spanish text or "link" in prose is not a token).
+ASSET_NAMES: dict[str, tuple[str, ...]] = {
+    "BTC": ("bitcoin",),
+    "ETH": ("ether", "ethereum"),
+    "SOL": ("solana",),
+    "XRP": ("ripple",),
+    "DOGE": ("dogecoin",),
+    "ADA": ("cardano",),
+    "AVAX": ("avalanche",),
+    "LINK": ("chainlink",),
+    "DOT": ("polkadot",),
+    "BNB": (),
+    "LTC": ("litecoin",),
+    "TON": ("toncoin",),
+    "ARB": ("arbitrum",),
+    "OP": ("optimism",),
+    "POL": ("polygon",),
+    "USDC": (),
+    "USDT": ("tether",),
+    "SUI": (),
+    "TRX": ("tron",),
+}
+CRYPTO_TICKERS = frozenset(ASSET_NAMES)
+_NAME_RE = re.compile(
+    r"\b(" + "|".join(sorted({n for ns in ASSET_NAMES.values() for n in ns}, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+_NAME_TO_TICKER = {n: t for t, ns in ASSET_NAMES.items() for n in ns}
+_TICKER_RE = re.compile(r"(?<![A-Za-z0-9$])(" + "|".join(sorted(CRYPTO_TICKERS, key=len, reverse=True)) + r")\b")
+_CASHTAG_RE = re.compile(r"(?<![A-Za-z0-9])\$([A-Z]{1,6})\b")
+_EXCHANGE_RE = re.compile(
+    r"\((?:NASDAQ|Nasdaq|NYSE(?: American| Arca)?|AMEX|OTC(?:QX|QB)?|TSX|LSE|CBOE|Cboe)\s*:\s*([A-Z][A-Z.]{0,6})\)"
+)
+
+REGULATION_RE = re.compile(
+    r"\b(SEC|CFTC|FINRA|regulat\w*|enforcement|lawsuit|charged?|settle(?:s|d|ment)|fraud|complaint|"
+    r"sanction\w*|compliance|rulemaking|licen[cs]e)\b",
+    re.IGNORECASE,
+)
+MACRO_RE = re.compile(
+    r"\b(Federal Reserve|FOMC|Fed|inflation|CPI|interest rates?|rate (?:cut|hike)s?|Treasury yields?|"
+    r"GDP|payrolls|unemployment|monetary policy|central bank|discount rate)\b",
+    re.IGNORECASE,
+)
+
+_TAG_RE = re.compile(r"<[^>]+>")
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass(kw_only=True)
+class NewsEntry:
+    external_id: str
+    title: str
+    link: str
+    summary: str  # text, HTML stripped
+    content: str  # the full content the feed carried (HTML as sent), or ""
+    text: str  # the full text (content, else summary), HTML stripped
+    published_at: datetime | None
+    title_hash: str
+    tickers: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ParsedFeed:
+    title: str
+    entries: list[NewsEntry]
+
+
+def strip_html(value: str) -> str:
+    text = _TAG_RE.sub(" ", value or "")
+    return _SPACE_RE.sub(" ", html.unescape(text)).strip()
+
+
+def bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,.;:")
+    return cut + "…"
+
+
+def title_hash(title: str) -> str:
+    normalized = " ".join(re.findall(r"[a-z0-9]+", strip_html(title).lower()))
+    return hashlib.sha256(normalized.encode()).hexdigest()[:40]
+
+
+def tickers_in(text: str) -> list[str]:
+    found: dict[str, None] = {}
+    for match in _NAME_RE.finditer(text):
+        found[_NAME_TO_TICKER[match.group(1).lower()]] = None
+    for regex in (_TICKER_RE, _CASHTAG_RE, _EXCHANGE_RE):
+        for match in regex.finditer(text):
+            found[match.group(1)] = None
+    return list(found)
+
+
+def market_group(category: str, text: str, tickers: list[str]) -> str:
+    """crypto / equities / macro / regulation: regulation first (an SEC action on a crypto
+    firm is regulation news), then the category's own group, macro for general news."""
+    if REGULATION_RE.search(text):
+        return "regulation"
+    if category == "crypto" or any(t in CRYPTO_TICKERS for t in tickers):
+        return "crypto"
+    if category == "equity":
+        return "equities"
+    if MACRO_RE.search(text):
+        return "macro"
+    return "equities" if tickers else "macro"
+
+
+def _when(entry: Any) -> datetime | None:
+    for key in ("published_parsed", "updated_parsed"):
+        value = entry.get(key)
+        if value:
+            return datetime.fromtimestamp(calendar.timegm(value), tz=UTC)
+    return None
+
+
+def parse_feed(body: bytes, *, url: str = "") -> ParsedFeed:
+    """Parse RSS 2.0/Atom bytes. Raises FeedError for an empty body, malformed XML or a
+    document that is no feed."""
+    if not body.strip():
+        raise FeedError(f"{url}: empty body")
+    parsed = feedparser.parse(body)
+    if parsed.get("bozo"):
+        exc = parsed.get("bozo_exception")
+        if not isinstance(exc, feedparser.CharacterEncodingOverride):
+            raise FeedError(f"{url}: malformed feed ({type(exc).__name__}: {exc})"[:500])
+    if not parsed.get("version"):
+        raise FeedError(f"{url}: not an RSS or Atom feed")
+    entries = []
+    for entry in parsed.entries:
+        title = strip_html(entry.get("title", ""))[:400]
+        link = (entry.get("link") or "").strip()[:500]
+        if not title and not link:
+            continue
+        summary = strip_html(entry.get("summary", ""))
+        contents = entry.get("content") or []
+        content = "\n".join(c.get("value", "") for c in contents if c.get("value"))
+        text = strip_html(content) or summary or title
+        entries.append(
+            NewsEntry(
+                external_id=(entry.get("id") or link or "")[:200],
+                title=title or link,
+                link=link,
+                summary=summary,
+                content=content,
+                text=text,
+                published_at=_when(entry),
+                title_hash=title_hash(title or link),
+                tickers=tickers_in(f"{title} {summary} {strip_html(content)}"),
+            )
+        )
+    return ParsedFeed(title=strip_html(parsed.feed.get("title", ""))[:120], entries=entries)
+
+
+def feeds_setting(value: str) -> list[tuple[str, str]]:
+    """NEWS_FEEDS (`category|url,...`) -> [(category, url)]. An unknown category is an error
+    in configuration: raised (the pass fails with the reason)."""
+    feeds = []
+    for item in value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        category, sep, url = item.partition("|")
+        category = category.strip().lower()
+        if not sep or category not in CATEGORIES or not url.strip():
+            raise FeedError(f"NEWS_FEEDS entry {item!r}: expected category|url with category in {CATEGORIES}")
+        feeds.append((category, url.strip()))
+    return feeds

@@ -1,0 +1,72 @@
+"""Ingested news, written idempotently. One story is one row: an entry is the row whose
+external id is the entry's id, else whose url is its link, else whose normalized title hash
+matches (the same story carried by two feeds). A re-run updates the row's text and
+provenance, never its price (staff may have overridden it) nor when it was first ingested."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import timezone
+
+from a2a_service.core.money import atomic_from_usdc
+from catalog.feeds.news.parse import NewsEntry, bounded, market_group
+from catalog.models import NewsItem
+
+
+def price_atomic_for(category: str) -> int:
+    value = {
+        "equity": settings.NEWS_PRICE_EQUITY_USDC,
+        "general": settings.NEWS_PRICE_GENERAL_USDC,
+        "crypto": settings.NEWS_PRICE_CRYPTO_USDC,
+    }.get(category, settings.NEWS_PRICE_GENERAL_USDC)
+    return atomic_from_usdc(value)
+
+
+def _existing(entry: NewsEntry) -> NewsItem | None:
+    if entry.external_id:
+        found = NewsItem.objects.filter(external_id=entry.external_id).order_by("id").first()
+        if found is not None:
+            return found
+    if entry.link:
+        found = NewsItem.objects.filter(url=entry.link).order_by("id").first()
+        if found is not None:
+            return found
+    return NewsItem.objects.filter(title_hash=entry.title_hash).order_by("id").first()
+
+
+def news_upsert(*, entry: NewsEntry, category: str, source: str, replay: bool) -> bool:
+    """Write one entry; True when a row was created or changed. An entry already stored from
+    another feed (same id, link or title) stays that feed's row."""
+    text = f"{entry.title} {entry.text}"
+    values = {
+        "title": entry.title,
+        "teaser": bounded(entry.summary or entry.title, settings.NEWS_TEASER_CHARS),
+        "body": entry.text,
+        "content": entry.content,
+        "url": entry.link,
+        "published_at": entry.published_at,
+        "tickers": entry.tickers,
+        "market_group": market_group(category, text, entry.tickers),
+        "title_hash": entry.title_hash,
+        "replay": replay,
+    }
+    item = _existing(entry)
+    if item is None:
+        NewsItem.objects.create(
+            **values,
+            category=category,
+            source=source,
+            external_id=entry.external_id,
+            price_atomic=price_atomic_for(category),
+            ingested_at=timezone.now(),
+        )
+        return True
+    if item.source != source:
+        return False
+    changed = [k for k, v in values.items() if getattr(item, k) != v]
+    if not changed:
+        return False
+    for key in changed:
+        setattr(item, key, values[key])
+    item.save(update_fields=changed)
+    return True
