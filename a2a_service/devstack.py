@@ -2,7 +2,11 @@
 
 Starts the web server (granian, WSGI), a Celery worker, a Celery worker for webhook
 deliveries (their own queue) and Celery beat, each in its own process group, and stops
-all of them on Ctrl-C (or when any one of them dies), so nothing is left running behind."""
+all of them on Ctrl-C (or when any one of them dies), so nothing is left running behind.
+
+Feeds: the replay server (catalog/feeds/replay.py) serves the recorded samples on
+FEEDS_REPLAY_URL's port, FEEDS_MODE defaults to auto (live, replay for a source it cannot
+reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / ".run"
@@ -72,8 +77,9 @@ def _commands(port: str) -> dict[str, list[str]]:
             "beat",
             "--loglevel",
             "INFO",
-            "--schedule",
-            str(RUN / "celerybeat-schedule"),
+            # Schedules in the database (django-celery-beat): feed intervals are edited in the admin.
+            "--scheduler",
+            "django_celery_beat.schedulers:DatabaseScheduler",
         ],
     }
 
@@ -113,12 +119,20 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
     return chain
 
 
+def replay_command(env: dict[str, str]) -> list[str]:
+    """The replay server on FEEDS_REPLAY_URL's host and port (a plain process: no Django)."""
+    url = urlsplit(env.get("FEEDS_REPLAY_URL", "http://127.0.0.1:8765"))
+    host, replay_port = url.hostname or "127.0.0.1", str(url.port or 80)
+    return [sys.executable, "-m", "catalog.feeds.replay", "--host", host, "--port", replay_port]
+
+
 def main() -> int:
     port = os.environ.get("PORT", "8000")
     for folder in ("broker/queue", "broker/processed", "broker/control", "results", "cache"):
         (RUN / folder).mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.local")
+    env.setdefault("FEEDS_MODE", "auto")
     procs: dict[str, subprocess.Popen] = {}
     stopping = False
     chain = start_chain(env, port)
@@ -132,12 +146,21 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
 
-    for name, cmd in _commands(port).items():
+    commands = {"replay": replay_command(env), **_commands(port)}
+    for name, cmd in commands.items():
         if stopping:
             break
         # A session of its own: the terminal's Ctrl-C reaches only this supervisor, which
         # then stops each child in order instead of all of them racing.
         procs[name] = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
+    # One pass of every feed now (beat's first runs follow their intervals); it ends on its
+    # own, so it is not one of the processes whose exit stops the stack.
+    ingest = None
+    if not stopping:
+        time.sleep(0.5)  # the replay server binds its port
+        ingest = subprocess.Popen(
+            [sys.executable, "manage.py", "ingest_feeds"], cwd=ROOT, env=env, start_new_session=True
+        )
     print(
         f"\nlocal stack up: http://127.0.0.1:{port}/api/a2a/discovery/storefront  (admin: /admin/)",
         flush=True,
@@ -154,6 +177,8 @@ def main() -> int:
                 break
         time.sleep(0.3)
 
+    if ingest is not None and ingest.poll() is None:
+        procs["ingest"] = ingest
     # SIGTERM to each main process first: Celery and granian then shut their children
     # down themselves (warm shutdown); the process group is killed only on a timeout.
     for proc in procs.values():

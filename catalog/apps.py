@@ -9,12 +9,15 @@ class CatalogConfig(AppConfig):
 
     def ready(self) -> None:
         # Register every product callable so all payment routes find them.
-        from a2a_service.core.views import hit_counter_register
-
         from django.db.models.signals import post_migrate
 
-        from . import feeds, products, signals  # noqa: F401
+        from a2a_service.core.views import hit_counter_register
+
+        from . import products, signals  # noqa: F401
         from .counters import counter_increment
+        from .feeds import adapters_load
+
+        adapters_load()
 
         hit_counter_register(counter_increment)
         # Every registered feed source gets its schedule row (django-celery-beat) once the

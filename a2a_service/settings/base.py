@@ -341,16 +341,17 @@ FEEDS_PRUNE_SECONDS = env.float("FEEDS_PRUNE_SECONDS", default=3600.0)
 FEEDS_RETENTION_PROBES_DAYS = env.int("FEEDS_RETENTION_PROBES_DAYS", default=14)
 FEEDS_RETENTION_SPREADS_DAYS = env.int("FEEDS_RETENTION_SPREADS_DAYS", default=30)
 CELERY_BEAT_SCHEDULE["feeds-prune"] = {"task": "feeds.prune", "schedule": FEEDS_PRUNE_SECONDS}
-# News (catalog/feeds/news/): comma-separated `category|url` (category crypto, equity or general).
+# News (catalog/feeds/news/): comma-separated `category|url[|source name]` (category crypto,
+# equity or general; the name recorded as the items' source, default the URL's host).
 NEWS_FEEDS = env.str(
     "NEWS_FEEDS",
     default=",".join(
         [
-            "crypto|https://www.coindesk.com/arc/outboundfeeds/rss/",
-            "crypto|https://cointelegraph.com/rss",
-            "equity|https://feeds.content.dowjones.io/public/rss/mw_topstories",
-            "general|https://www.sec.gov/news/pressreleases.rss",
-            "general|https://www.federalreserve.gov/feeds/press_all.xml",
+            "crypto|https://www.coindesk.com/arc/outboundfeeds/rss/|CoinDesk",
+            "crypto|https://cointelegraph.com/rss|Cointelegraph",
+            "equity|https://feeds.content.dowjones.io/public/rss/mw_topstories|MarketWatch",
+            "general|https://www.sec.gov/news/pressreleases.rss|SEC",
+            "general|https://www.federalreserve.gov/feeds/press_all.xml|Federal Reserve",
         ]
     ),
 )

@@ -9,15 +9,16 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Max
 from django.utils import timezone
 
 from a2a_service.core.formats import iso
 from a2a_service.core.ratelog import log_throttled
 from agents.discovery import schemas as s
+from catalog.feeds.registry import feeds_all
 from catalog.models import (
     CatalogAgent,
     ExchangeMarket,
+    FeedState,
     NewsItem,
     PartnerAgent,
     PredictionMarket,
@@ -63,6 +64,49 @@ def _check_broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
+def feed_adapters() -> list[s.FeedAdapterHealth]:
+    """Every registered feed source, from its FeedState. The error's kind only (the exception's
+    name): the reason may name internal hosts, and health answers anyone."""
+    now = timezone.now()
+    states = {st.name: st for st in FeedState.objects.all()}
+    out = []
+    for source in feeds_all():
+        st = states.get(source.name)
+        if st is None or st.last_attempt_at is None:
+            out.append(
+                s.FeedAdapterHealth(
+                    name=source.name,
+                    status="never_run",
+                    last_attempt_at=None,
+                    last_success_at=None,
+                    last_error="",
+                    rows=0,
+                    replay=False,
+                    lag_seconds=None,
+                    consecutive_failures=0,
+                    next_attempt_at=None,
+                )
+            )
+            continue
+        out.append(
+            s.FeedAdapterHealth(
+                name=source.name,
+                status="failing" if st.consecutive_failures else "ok",
+                last_attempt_at=iso(st.last_attempt_at),
+                last_success_at=iso(st.last_success_at),
+                last_error=st.last_error.split(":", 1)[0][:80] if st.last_error else "",
+                rows=st.rows_written,
+                replay=st.last_replay,
+                lag_seconds=round((now - st.last_success_at).total_seconds(), 1)
+                if st.last_success_at
+                else None,
+                consecutive_failures=st.consecutive_failures,
+                next_attempt_at=iso(st.next_attempt_at),
+            )
+        )
+    return out
+
+
 def program_health(base: str) -> s.ProgramHealthOut:
     database = _timed("database", _check_database)
     cache_h = _timed("cache", _check_cache)
@@ -101,23 +145,18 @@ def program_health(base: str) -> s.ProgramHealthOut:
             "catalog": CatalogAgent.objects.filter(enabled=True).count(),
             "partners": PartnerAgent.objects.filter(enabled=True).count(),
         }
-        venues = [
-            {"venue": v["venue"], "markets": v["n"], "updated_at": iso(v["latest"])}
-            for v in PredictionMarket.objects.values("venue").annotate(
-                n=Count("id"), latest=Max("updated_at")
-            )
-        ] + [
-            {"venue": v["exchange"], "markets": v["n"], "updated_at": iso(v["latest"])}
-            for v in ExchangeMarket.objects.values("exchange").annotate(
-                n=Count("id"), latest=Max("updated_at")
-            )
-        ]
     except Exception:
         log_throttled(health_logger, "health-catalogs", "health check: catalog counts unreadable")
-        catalogs, skus, agents, venues = {}, {}, {}, []
+        catalogs, skus, agents = {}, {}, {}
+    try:
+        adapters = feed_adapters()
+    except Exception:
+        log_throttled(health_logger, "health-feeds", "health check: feed states unreadable")
+        adapters = []
     parts_ok = all(c.status == "ok" for c in (database, cache_h, broker, worker))
+    feeds_ok = all(a.status != "failing" for a in adapters)
     return s.ProgramHealthOut(
-        status="ok" if parts_ok else "degraded",
+        status="ok" if parts_ok and feeds_ok else "degraded",
         checked_at=iso(timezone.now()) or "",
         database=database,
         cache=cache_h,
@@ -126,5 +165,5 @@ def program_health(base: str) -> s.ProgramHealthOut:
         catalogs=catalogs,
         skus=skus,
         agents=agents,
-        venue_adapters=venues,
+        venue_adapters=adapters,
     )

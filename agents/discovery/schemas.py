@@ -171,6 +171,21 @@ class WorkerHealth(ComponentHealth):
     age_seconds: float | None = None
 
 
+class FeedAdapterHealth(Out):
+    name: str = Field(description="the feed source (ingest_feeds --source NAME)")
+    status: Literal["ok", "failing", "never_run"]
+    last_attempt_at: str | None
+    last_success_at: str | None
+    last_error: str = Field(
+        description="the kind of the last failure (empty when the last pass succeeded); the admin shows the reason"
+    )
+    rows: int = Field(description="rows the last successful pass wrote")
+    replay: bool = Field(description="the last successful pass read recorded samples, not the live source")
+    lag_seconds: float | None = Field(description="seconds since the last successful pass")
+    consecutive_failures: int
+    next_attempt_at: str | None = Field(description="backed off until then (after failures)")
+
+
 class ProgramHealthOut(Out):
     status: Literal["ok", "degraded"]
     checked_at: str
@@ -185,7 +200,9 @@ class ProgramHealthOut(Out):
         )
     )
     agents: dict[str, int]
-    venue_adapters: list[dict[str, Any]] = Field(description="per ingested venue: rows and newest update")
+    venue_adapters: list[FeedAdapterHealth] = Field(
+        description="every registered feed adapter, from its last passes; one failing makes the status degraded"
+    )
 
 
 class MarketplaceCapabilityOut(Out):

@@ -1,5 +1,10 @@
 """Feed ingestion: one adapter package per outside source (catalog/feeds/<source>/), each
-registering a FeedSource (catalog/feeds/registry.py) that the runner schedules. Importing this
-package registers every adapter (catalog's AppConfig.ready imports it)."""
+registering a FeedSource (catalog/feeds/registry.py) that the runner schedules.
 
-from catalog.feeds import news  # noqa: F401
+The adapters are imported by `adapters_load()` (catalog's AppConfig.ready calls it), not when
+this package is imported: the replay server (catalog/feeds/replay.py) runs without Django."""
+
+
+def adapters_load() -> None:
+    """Import every adapter package; each registers its FeedSource once."""
+    from catalog.feeds import news  # noqa: F401

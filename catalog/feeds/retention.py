@@ -60,4 +60,6 @@ def feeds_prune() -> dict[str, int]:
 
 
 retention_register(model=RpcProbe, time_field="probed_at", days_setting="FEEDS_RETENTION_PROBES_DAYS")
-retention_register(model=SpreadSnapshot, time_field="captured_at", days_setting="FEEDS_RETENTION_SPREADS_DAYS")
+retention_register(
+    model=SpreadSnapshot, time_field="captured_at", days_setting="FEEDS_RETENTION_SPREADS_DAYS"
+)

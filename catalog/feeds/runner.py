@@ -111,7 +111,9 @@ def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> Feed
             rows, warnings = _attempt(source, replay=True)
     except Exception as exc:  # any failure of the adapter is the source's, recorded below
         error = exc
-        logger.warning("feed %s: pass failed: %s", name, _reason(exc), exc_info=not isinstance(exc, NETWORK_ERRORS))
+        logger.warning(
+            "feed %s: pass failed: %s", name, _reason(exc), exc_info=not isinstance(exc, NETWORK_ERRORS)
+        )
 
     finished = timezone.now()
     fields: dict[str, object] = {
@@ -145,7 +147,5 @@ def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> Feed
 def feeds_due() -> list[str]:
     """Registered sources not backed off (what a scheduler may start now)."""
     now = timezone.now()
-    held = set(
-        FeedState.objects.filter(next_attempt_at__gt=now).values_list("name", flat=True)
-    )
+    held = set(FeedState.objects.filter(next_attempt_at__gt=now).values_list("name", flat=True))
     return [s.name for s in feeds_all() if s.name not in held]

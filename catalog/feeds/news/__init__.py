@@ -1,10 +1,8 @@
-"""News: RSS 2.0 and Atom feeds (NEWS_FEEDS, `category|url,...`), parsed with feedparser from
+"""News: RSS 2.0 and Atom feeds (NEWS_FEEDS, `category|url[|source name],...`), parsed with feedparser from
 the bytes fetched through the feed pass. In replay mode feed n of NEWS_FEEDS is served from
 catalog/feeds/samples/news_feeds/<n>.xml."""
 
 from __future__ import annotations
-
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -26,17 +24,18 @@ def news_run(feed_pass: FeedPass) -> int:
     feeds = feeds_setting(settings.NEWS_FEEDS)
     rows = 0
     failures: list[tuple[str, Exception]] = []
-    for index, (category, configured) in enumerate(feeds):
-        url = feed_url(feed_pass, index, configured)
+    for index, feed in enumerate(feeds):
+        url = feed_url(feed_pass, index, feed.url)
         try:
             resp = feed_pass.fetch(url)
             parsed = parse_feed(resp.content, url=url)
         except Exception as exc:  # one feed's failure; judged with the others' below
             failures.append((url, exc))
             continue
-        source = parsed.title or urlsplit(configured).hostname or "news"
         for entry in parsed.entries[: settings.NEWS_MAX_ITEMS_PER_FEED]:
-            rows += news_upsert(entry=entry, category=category, source=source, replay=feed_pass.replay)
+            rows += news_upsert(
+                entry=entry, category=feed.category, source=feed.name, replay=feed_pass.replay
+            )
     if failures and len(failures) == len(feeds):
         raise failures[0][1]
     for url, exc in failures:

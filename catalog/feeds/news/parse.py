@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import feedparser
 
@@ -46,7 +47,9 @@ _NAME_RE = re.compile(
     re.IGNORECASE,
 )
 _NAME_TO_TICKER = {n: t for t, ns in ASSET_NAMES.items() for n in ns}
-_TICKER_RE = re.compile(r"(?<![A-Za-z0-9$])(" + "|".join(sorted(CRYPTO_TICKERS, key=len, reverse=True)) + r")\b")
+_TICKER_RE = re.compile(
+    r"(?<![A-Za-z0-9$])(" + "|".join(sorted(CRYPTO_TICKERS, key=len, reverse=True)) + r")\b"
+)
 _CASHTAG_RE = re.compile(r"(?<![A-Za-z0-9])\$([A-Z]{1,6})\b")
 _EXCHANGE_RE = re.compile(
     r"\((?:NASDAQ|Nasdaq|NYSE(?: American| Arca)?|AMEX|OTC(?:QX|QB)?|TSX|LSE|CBOE|Cboe)\s*:\s*([A-Z][A-Z.]{0,6})\)"
@@ -173,17 +176,28 @@ def parse_feed(body: bytes, *, url: str = "") -> ParsedFeed:
     return ParsedFeed(title=strip_html(parsed.feed.get("title", ""))[:120], entries=entries)
 
 
-def feeds_setting(value: str) -> list[tuple[str, str]]:
-    """NEWS_FEEDS (`category|url,...`) -> [(category, url)]. An unknown category is an error
-    in configuration: raised (the pass fails with the reason)."""
+@dataclass(frozen=True)
+class FeedConfig:
+    category: str
+    url: str
+    name: str  # the source recorded on its items: the third field, else the URL's host
+
+
+def feeds_setting(value: str) -> list[FeedConfig]:
+    """NEWS_FEEDS (`category|url[|source name],...`) -> FeedConfigs. An unknown category is an
+    error in configuration: raised (the pass fails with the reason)."""
     feeds = []
     for item in value.split(","):
         item = item.strip()
         if not item:
             continue
-        category, sep, url = item.partition("|")
-        category = category.strip().lower()
-        if not sep or category not in CATEGORIES or not url.strip():
-            raise FeedError(f"NEWS_FEEDS entry {item!r}: expected category|url with category in {CATEGORIES}")
-        feeds.append((category, url.strip()))
+        parts = [p.strip() for p in item.split("|")]
+        category = parts[0].lower()
+        if len(parts) not in (2, 3) or category not in CATEGORIES or not parts[1]:
+            raise FeedError(
+                f"NEWS_FEEDS entry {item!r}: expected category|url[|name] with category in {CATEGORIES}"
+            )
+        host = (urlsplit(parts[1]).hostname or "news").removeprefix("www.")
+        name = parts[2] if len(parts) == 3 and parts[2] else host
+        feeds.append(FeedConfig(category=category, url=parts[1], name=name[:120]))
     return feeds
