@@ -14,6 +14,8 @@ from django.utils import timezone
 from a2a_service.core.admin_base import ReadOnlyAdmin
 from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
+from catalog.feeds.registry import feed_get
+from catalog.feeds.runner import feed_run
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -21,6 +23,7 @@ from catalog.models import (
     DeskSignal,
     EditorialPiece,
     ExchangeMarket,
+    FeedState,
     Integration,
     NewsItem,
     PartnerAgent,
@@ -117,10 +120,65 @@ class NewsItemForm(UsdcPriceForm):
 @admin.register(NewsItem)
 class NewsItemAdmin(admin.ModelAdmin):
     form = NewsItemForm
-    list_display = ["id", "title", "category", "source", "market_group", "price_usdc", "ingested_at"]
-    list_filter = ["category", "source", "market_group"]
-    search_fields = ["title", "teaser", "body", "source"]
+    list_display = [
+        "id",
+        "title",
+        "category",
+        "source",
+        "market_group",
+        "price_usdc",
+        "replay",
+        "ingested_at",
+    ]
+    list_filter = ["category", "source", "market_group", "replay"]
+    search_fields = ["title", "teaser", "body", "source", "external_id"]
     date_hierarchy = "ingested_at"
+    # Provenance is the feed's; a price set here stays (a re-run of the feed never reprices).
+    readonly_fields = ["external_id", "title_hash", "published_at", "replay", "ingested_at"]
+
+
+@admin.register(FeedState)
+class FeedStateAdmin(ReadOnlyAdmin):
+    """What each feed source's last passes did (written by catalog/feeds/runner.py). The
+    schedule itself is under Periodic tasks (django-celery-beat)."""
+
+    list_display = [
+        "name",
+        "last_success_at",
+        "last_attempt_at",
+        "rows_written",
+        "last_replay",
+        "consecutive_failures",
+        "next_attempt_at",
+        "last_duration_ms",
+        "error_excerpt",
+    ]
+    list_filter = ["last_replay"]
+    actions = ["run_now"]
+
+    @admin.display(description="last error")
+    def error_excerpt(self, obj: FeedState) -> str:
+        return obj.last_error[:120]
+
+    @admin.action(description="Run one pass of the selected sources now", permissions=["operate"])
+    def run_now(self, request: HttpRequest, queryset: QuerySet[FeedState]) -> None:
+        # Now and here (not queued), even while backed off: staff see the outcome at once.
+        for name in queryset.values_list("name", flat=True):
+            if feed_get(name) is None:
+                self.message_user(request, f"{name}: no such source is installed", messages.WARNING)
+                continue
+            state = feed_run(name=name, force=True)
+            outcome = getattr(state, "outcome", "")
+            if outcome == "ok":
+                self.message_user(
+                    request,
+                    f"{name}: {state.rows_written} row(s) written{' (replay)' if state.last_replay else ''}",
+                    messages.SUCCESS,
+                )
+            elif outcome == "running":
+                self.message_user(request, f"{name}: a pass is already running", messages.WARNING)
+            else:
+                self.message_user(request, f"{name}: failed: {state.last_error[:300]}", messages.ERROR)
 
 
 @admin.register(Teaser)

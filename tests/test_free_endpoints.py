@@ -169,6 +169,9 @@ def test_news_catalog_has_exactly_the_documented_fields(api):
         "news_digest_x402",
         "news_digest_price_usdc",
         "agentverse_news",
+        # Provenance of ingested data (issue 11), added to the documented fields.
+        "as_of",
+        "sources",
     }
     assert [i["id"] for i in body["items"]] == [equity.id, crypto.id]  # descending by ingestion
     item = body["items"][0]

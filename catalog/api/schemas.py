@@ -161,6 +161,14 @@ class RegimeOut(Out):
 
 
 # --- market data ----------------------------------------------------------------------
+class CatalogSourceOut(Out):
+    """Where a free catalog's rows came from (provenance of ingested data)."""
+
+    name: str
+    items: int = Field(description="rows of this catalog from this source")
+    replay: bool = Field(description="true: recorded samples from the local replay, not the live source")
+
+
 class NewsItemOut(Out):
     id: int
     title: str
@@ -180,6 +188,8 @@ class NewsCatalogOut(Out):
     news_digest_x402: str
     news_digest_price_usdc: float
     agentverse_news: str
+    as_of: str | None = Field(default=None, description="ISO 8601 UTC: when the newest row was ingested")
+    sources: list[CatalogSourceOut] = Field(default_factory=list, description="the sources of the rows")
 
 
 class EquityItemOut(NewsItemOut):
@@ -192,6 +202,8 @@ class EquityCatalogOut(Out):
     count: int
     unlock_price_usdc: float
     digest_x402: str
+    as_of: str | None = Field(default=None, description="ISO 8601 UTC: when the newest row was ingested")
+    sources: list[CatalogSourceOut] = Field(default_factory=list, description="the sources of the rows")
 
 
 class MarketAgentNewsItemOut(NewsItemOut):
@@ -202,6 +214,8 @@ class MarketAgentNewsOut(Out):
     items: list[MarketAgentNewsItemOut]
     groups: dict[str, int]
     digest_x402: str
+    as_of: str | None = Field(default=None, description="ISO 8601 UTC: when the newest row was ingested")
+    sources: list[CatalogSourceOut] = Field(default_factory=list, description="the sources of the rows")
 
 
 class PredictionMarketOut(Out):

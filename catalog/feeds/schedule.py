@@ -10,6 +10,7 @@ import json
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from catalog.feeds.registry import feeds_all
+from catalog.models import FeedState
 
 TASK = "feeds.run_source"
 
@@ -19,9 +20,10 @@ def periodic_task_name(source: str) -> str:
 
 
 def feeds_schedule_sync() -> int:
-    """Create the missing PeriodicTasks; returns how many were created."""
+    """Create the missing PeriodicTasks (and FeedState rows); returns how many tasks were created."""
     created = 0
     for source in feeds_all():
+        FeedState.objects.get_or_create(name=source.name)  # listed in the admin before its first pass
         name = periodic_task_name(source.name)
         if PeriodicTask.objects.filter(name=name).exists():
             continue

@@ -1,12 +1,22 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.money import atomic_from_usdc, usdc_from_atomic
 
-# Unlock prices by category, as the interface observes them (0.18 equity/general, 0.1 crypto).
+# Unlock prices by category, as the interface observes them (0.18 equity/general, 0.1 crypto);
+# the settings NEWS_PRICE_<CATEGORY>_USDC set them (news_price_atomic).
 DEFAULT_NEWS_PRICE_ATOMIC = {"equity": 180_000, "general": 180_000, "crypto": 100_000}
+
+
+def news_price_atomic(category: str) -> int:
+    """A new item's unlock price: its category's setting (NEWS_PRICE_EQUITY_USDC, ...)."""
+    value = getattr(settings, f"NEWS_PRICE_{category.upper()}_USDC", None)
+    if value is None:
+        return DEFAULT_NEWS_PRICE_ATOMIC.get(category, 100_000)
+    return atomic_from_usdc(value)
 
 
 class NewsItem(models.Model):
@@ -52,7 +62,7 @@ class NewsItem(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         if self.price_atomic is None:
-            self.price_atomic = DEFAULT_NEWS_PRICE_ATOMIC.get(self.category, 100_000)
+            self.price_atomic = news_price_atomic(self.category)
         super().save(*args, **kwargs)
 
     @property

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from a2a_service.core.formats import iso, naive_utc
@@ -22,6 +22,7 @@ from catalog.models import (
     Sku,
     TokenizedAsset,
 )
+from catalog.models.news import news_price_atomic
 from catalog.selectors.payment import absolute, credit_billing_enabled, payment_alternatives
 from catalog.selectors.skus import on_sale, sku_available, sku_out
 
@@ -40,6 +41,19 @@ def news_item_out(base: str, item: NewsItem) -> dict[str, Any]:
         "price_usdc": item.price_usdc,
         "ingested_at": naive_utc(item.ingested_at),
         "unlock": f"/api/a2a/x402/news/unlock?news_id={item.id}",
+    }
+
+
+def news_provenance(qs: QuerySet[NewsItem]) -> dict[str, Any]:
+    """`as_of` (newest ingestion) and `sources` (rows per source and replay) of a news set."""
+    rows = qs.order_by().values("source", "replay").annotate(n=Count("id"), latest=Max("ingested_at"))
+    rows = sorted(rows, key=lambda r: (-r["n"], r["source"]))
+    latest = max((r["latest"] for r in rows if r["latest"] is not None), default=None)
+    return {
+        "as_of": iso(latest),
+        "sources": [
+            s.CatalogSourceOut(name=r["source"] or "staff", items=r["n"], replay=r["replay"]) for r in rows
+        ],
     }
 
 
@@ -67,20 +81,22 @@ def news_catalog(base: str, *, limit: int, category: str) -> s.NewsCatalogOut:
         news_digest_x402=absolute(base, digest.path if digest else "/api/a2a/x402/news/digest"),
         news_digest_price_usdc=digest.price_usdc if digest else 0.0,
         agentverse_news=settings.AGENTVERSE_NEWS_AGENT,
+        **news_provenance(qs),
     )
 
 
 def equity_catalog(base: str, *, limit: int) -> s.EquityCatalogOut:
-    items = list(NewsItem.objects.filter(category=NewsItem.Category.EQUITY).order_by("-id")[:limit])
-    from catalog.models.news import DEFAULT_NEWS_PRICE_ATOMIC
+    equity = NewsItem.objects.filter(category=NewsItem.Category.EQUITY)
+    items = list(equity.order_by("-id")[:limit])
 
     return s.EquityCatalogOut(
         items=[
             s.EquityItemOut(**news_item_out(base, i), source=i.source, category=i.category) for i in items
         ],
         count=len(items),
-        unlock_price_usdc=usdc_from_atomic(DEFAULT_NEWS_PRICE_ATOMIC["equity"]),
+        unlock_price_usdc=usdc_from_atomic(news_price_atomic("equity")),
         digest_x402=absolute(base, "/api/a2a/x402/equity/news/digest"),
+        **news_provenance(equity),
     )
 
 
@@ -92,6 +108,7 @@ def market_agent_news(base: str, *, limit: int) -> s.MarketAgentNewsOut:
         items=[s.MarketAgentNewsItemOut(**news_item_out(base, i), group=i.market_group) for i in items],
         groups=groups,
         digest_x402=absolute(base, "/api/a2a/x402/intel/market-groups-digest"),
+        **news_provenance(qs),
     )
 
 

@@ -8,18 +8,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.utils import timezone
 
-from a2a_service.core.money import atomic_from_usdc
 from catalog.feeds.news.parse import NewsEntry, bounded, market_group
 from catalog.models import NewsItem
-
-
-def price_atomic_for(category: str) -> int:
-    value = {
-        "equity": settings.NEWS_PRICE_EQUITY_USDC,
-        "general": settings.NEWS_PRICE_GENERAL_USDC,
-        "crypto": settings.NEWS_PRICE_CRYPTO_USDC,
-    }.get(category, settings.NEWS_PRICE_GENERAL_USDC)
-    return atomic_from_usdc(value)
+from catalog.models.news import news_price_atomic
 
 
 def _existing(entry: NewsEntry) -> NewsItem | None:
@@ -57,7 +48,7 @@ def news_upsert(*, entry: NewsEntry, category: str, source: str, replay: bool) -
             category=category,
             source=source,
             external_id=entry.external_id,
-            price_atomic=price_atomic_for(category),
+            price_atomic=news_price_atomic(category),
             ingested_at=timezone.now(),
         )
         return True
