@@ -46,8 +46,8 @@ def news_item_out(base: str, item: NewsItem) -> dict[str, Any]:
 
 def news_provenance(qs: QuerySet[NewsItem]) -> dict[str, Any]:
     """`as_of` (newest ingestion) and `sources` (rows per source and replay) of a news set."""
-    rows = qs.order_by().values("source", "replay").annotate(n=Count("id"), latest=Max("ingested_at"))
-    rows = sorted(rows, key=lambda r: (-r["n"], r["source"]))
+    grouped = qs.order_by().values("source", "replay").annotate(n=Count("id"), latest=Max("ingested_at"))
+    rows = sorted(grouped, key=lambda r: (-r["n"], r["source"]))
     latest = max((r["latest"] for r in rows if r["latest"] is not None), default=None)
     return {
         "as_of": iso(latest),

@@ -38,8 +38,8 @@ def news_run(feed_pass: FeedPass) -> int:
             )
     if failures and len(failures) == len(feeds):
         raise failures[0][1]
-    for url, exc in failures:
-        feed_pass.warn(f"{url}: {type(exc).__name__}: {exc}")
+    for failed_url, failure in failures:
+        feed_pass.warn(f"{failed_url}: {type(failure).__name__}: {failure}")
     return rows
 
 
