@@ -393,3 +393,35 @@ def test_admin_lists_feed_states_and_run_now_needs_the_change_permission(admin_c
     client.force_login(viewer)
     page = client.get("/admin/catalog/feedstate/")
     assert page.status_code == 200 and "run_now" not in page.content.decode()
+
+
+# --- the local stack ----------------------------------------------------------------------------
+def test_make_run_starts_the_replay_server_and_beat_reads_schedules_from_the_database():
+    import subprocess
+    import sys
+    import time
+
+    from a2a_service import devstack
+
+    beat = devstack._commands("8000")["beat"]
+    assert beat[beat.index("--scheduler") + 1] == "django_celery_beat.schedulers:DatabaseScheduler"
+    port = closed_port()
+    cmd = devstack.replay_command({"FEEDS_REPLAY_URL": f"http://127.0.0.1:{port}"})
+    assert cmd[-4:] == ["--host", "127.0.0.1", "--port", str(port)]
+    # The replay server is a plain process: no Django settings needed.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(devstack.ROOT)}
+    proc = subprocess.Popen(
+        cmd, cwd=devstack.ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(50):
+            try:
+                resp = requests.get(f"http://127.0.0.1:{port}/news_feeds/0", timeout=1)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        assert resp.status_code == 200 and resp.headers["Content-Type"].startswith("application/rss+xml")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+    assert sys.executable == cmd[0]
