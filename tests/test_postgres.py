@@ -110,3 +110,41 @@ def test_100_concurrent_debits_against_a_balance_for_10_never_go_negative():
     assert account.credit_balance_atomic == 0
     assert LedgerEntry.objects.filter(kind="sku_call").count() == 10 and ledger_audit() == []
     assert not Account.objects.filter(credit_balance_atomic__lt=0).exists()
+
+
+def test_two_concurrent_passes_of_one_feed_source_run_once():
+    """Two workers start the same source at once: one claims the FeedState row, the other is
+    skipped while the first runs (the lock is a committed conditional UPDATE)."""
+    from catalog.feeds import registry
+    from catalog.feeds.registry import FeedSource
+    from catalog.feeds.runner import feed_run
+
+    started, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+
+    def run(fp) -> int:
+        runs.append(1)
+        started.set()
+        release.wait(10)
+        return 1
+
+    registry.feed_register(FeedSource(name="t-concurrent", run=run))
+    outcomes: dict[str, str] = {}
+
+    def first() -> None:
+        try:
+            outcomes["first"] = feed_run(name="t-concurrent", mode="live").outcome
+        finally:
+            connections.close_all()
+
+    try:
+        thread = threading.Thread(target=first)
+        thread.start()
+        assert started.wait(10)
+        outcomes["second"] = feed_run(name="t-concurrent", mode="live").outcome
+        release.set()
+        thread.join(10)
+    finally:
+        release.set()
+        registry._SOURCES.pop("t-concurrent", None)
+    assert outcomes == {"first": "ok", "second": "running"} and runs == [1]
