@@ -4,7 +4,6 @@ from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integrati
 from .feeds import (
     DeskSignal,
     ExchangeMarket,
-    PredictionMarket,
     RegimeSnapshot,
     RpcEndpoint,
     RpcProbe,
@@ -15,7 +14,9 @@ from .feeds import (
 )
 from .news import NewsItem
 from .ops import DailyCounter, WorkerHeartbeat
+from .prediction import PredictionMarket, PredictionPrice
 from .sku import Sku
+from .yields import YieldPool
 
 __all__ = [
     "AgentFrameworkPack",
@@ -28,6 +29,7 @@ __all__ = [
     "NewsItem",
     "PartnerAgent",
     "PredictionMarket",
+    "PredictionPrice",
     "RegimeSnapshot",
     "RpcEndpoint",
     "RpcProbe",
@@ -38,4 +40,5 @@ __all__ = [
     "TokenizedAsset",
     "TradingModule",
     "WorkerHeartbeat",
+    "YieldPool",
 ]
