@@ -101,7 +101,7 @@ def test_kalshi_sample_prefers_dollars_and_falls_back_to_cents():
     assert fed.volume_usd == D("2841220.00")  # contracts x $1 notional
     assert fed.liquidity_usd == D("188123.00")
     assert fed.closes_at == datetime(2026, 12, 16, 18, 55, tzinfo=UTC)
-    assert fed.category == "Economics" and fed.event_id == "KXFEDDECISION-26DEC"
+    assert fed.category == "" and fed.event_id == "KXFEDDECISION-26DEC"  # its event has it (below)
     assert fed.url == "https://kalshi.com/markets/kxfeddecision" and fed.outcomes == ["Yes", "No"]
     # An answer without the dollar fields: the cent fields.
     cpi = rows["KXCPIYOY-26NOV-T3.0"]
@@ -217,6 +217,35 @@ def test_a_moved_price_raises_the_prediction_alert(venues, settings):
     assert alert.payload["market_id"] == "KXFEDDECISION-26DEC-C25" and alert.payload["venue"] == "kalshi"
 
 
+def test_kalshi_markets_without_a_category_take_their_events(venues):
+    run_pass(kalshi)
+    assert not PredictionMarket.objects.filter(venue="kalshi", category="").exists()
+    fed = PredictionMarket.objects.get(external_id="KXFEDDECISION-26DEC-C25")
+    assert fed.category == "Economics" and fed.event_id == "KXFEDDECISION-26DEC"
+    events = [q for p, q in venues.requests if p.endswith("/events")]
+    assert events == [{"status": "open", "limit": "200"}]  # one page had them all
+
+
+def test_kalshi_events_refused_leave_the_categories_empty(venues):
+    venues.routes["/kalshi_api_url/events"] = Answer(status=503, body=b"busy")
+    assert run_pass(kalshi) == 20 + 19
+    assert PredictionMarket.objects.filter(venue="kalshi", category="").count() == 10
+    assert PredictionMarket.objects.get(external_id="KXFEDDECISION-26DEC-H0").category == "Economics"
+
+
+def test_kalshi_events_follow_the_cursor_until_every_event_is_found(venues):
+    events = sample_json("kalshi_api_url", "events")["events"]
+
+    def pages(query: dict[str, str]) -> Answer:
+        start = int(query.get("cursor") or 0)
+        return Answer(body={"events": events[start : start + 6], "cursor": str(start + 6)})
+
+    venues.routes["/kalshi_api_url/events"] = pages
+    run_pass(kalshi)
+    assert [q.get("cursor") for p, q in venues.requests if p.endswith("/events")] == [None, "6", "12"]
+    assert not PredictionMarket.objects.filter(venue="kalshi", category="").exists()
+
+
 def test_markets_gone_from_the_listing_after_their_close_are_closed(venues):
     past = timezone.now() - timedelta(days=1)
     PredictionMarket.objects.create(venue="kalshi", external_id="KXOLD-1", question="Old?", closes_at=past)
@@ -301,7 +330,7 @@ def test_kalshi_paging_stops_at_the_cap_and_on_a_repeated_cursor(venues, setting
         body={**sample_json("kalshi_api_url", "markets"), "cursor": "same"}
     )
     run_pass(kalshi)
-    assert len(venues.requests) == 2  # the second page brought nothing new
+    assert len([p for p in venues.paths() if p.endswith("/markets")]) == 2  # the second brought nothing new
 
 
 # --- free catalogs ----------------------------------------------------------------------------
@@ -368,12 +397,14 @@ FAILURES = {
 
 
 @pytest.mark.parametrize("failure", list(FAILURES))
-@pytest.mark.parametrize("where", ["gamma first page", "gamma second page", "kalshi", "clob"])
+@pytest.mark.parametrize(
+    "where", ["gamma first page", "gamma second page", "kalshi", "kalshi events", "clob"]
+)
 def test_a_failing_venue_fails_the_pass_and_writes_nothing(venues, settings, failure, where):
     answer, error = FAILURES[failure]
-    if where == "clob" and failure in ("500", "malformed", "empty", "not a list", "private redirect"):
-        pytest.skip("a CLOB token without a usable answer only loses its price (tested above)")
-    module = kalshi if where == "kalshi" else polymarket
+    if where in ("clob", "kalshi events") and failure != "timeout":
+        pytest.skip("an unusable CLOB or events answer only loses a price or a category (tested above)")
+    module = kalshi if where.startswith("kalshi") else polymarket
     if where == "gamma second page":
         settings.PREDICTION_PAGE_SIZE = 10
 
@@ -382,7 +413,11 @@ def test_a_failing_venue_fails_the_pass_and_writes_nothing(venues, settings, fai
 
         venues.routes["/polymarket_gamma_url/markets"] = route
     else:
-        path = {"gamma first page": "/polymarket_gamma_url/markets", "kalshi": "/kalshi_api_url/markets"}
+        path = {
+            "gamma first page": "/polymarket_gamma_url/markets",
+            "kalshi": "/kalshi_api_url/markets",
+            "kalshi events": "/kalshi_api_url/events",
+        }
         venues.routes[path.get(where, "/polymarket_clob_url/midpoint")] = answer
     with pytest.raises(error):
         run_pass(module)

@@ -5,7 +5,9 @@ Prices come as dollar strings ("yes_bid_dollars": "0.4200", "last_price_dollars"
 older answers, as integer cents ("yes_bid": 42); the dollar fields win when present. Volume is
 counted in contracts ("volume_fp": "1520.00", or the integer "volume"), each worth the market's
 notional ("notional_value_dollars": "1.0000", or "notional_value" in cents): volume_usd is their
-product. Liquidity: "liquidity_dollars", or "liquidity" in cents."""
+product. Liquidity: "liquidity_dollars", or "liquidity" in cents. A market's own "category" is
+mostly empty now: its event's (GET /events: {"events": [{"event_ticker", "category", ...}],
+"cursor"}) fills it."""
 
 from __future__ import annotations
 
@@ -43,7 +45,6 @@ STATUS = {
 class MarketsPage:
     rows: list[MarketRow]
     cursor: str
-    size: int  # market objects on the page, parsed or not
 
 
 def dollars(market: dict[str, Any], name: str) -> Decimal | None:
@@ -120,4 +121,25 @@ def markets_page_parse(payload: Any) -> MarketsPage:
     items = payload["markets"]
     rows = [r for r in (market_parse(x) for x in items if isinstance(x, dict)) if r is not None]
     cursor = payload.get("cursor")
-    return MarketsPage(rows=rows, cursor=cursor if isinstance(cursor, str) else "", size=len(items))
+    return MarketsPage(rows=rows, cursor=cursor if isinstance(cursor, str) else "")
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    categories: dict[str, str]  # event ticker -> category
+    cursor: str
+
+
+def events_page_parse(payload: Any) -> EventsPage:
+    if not isinstance(payload, dict) or not isinstance(payload.get("events"), list):
+        raise FeedError("Kalshi /events answered no events list")
+    categories = {
+        text(e.get("event_ticker"), max_length=200): text(e.get("category"), max_length=64)
+        for e in payload["events"]
+        if isinstance(e, dict)
+    }
+    cursor = payload.get("cursor")
+    return EventsPage(
+        categories={k: v for k, v in categories.items() if k and v},
+        cursor=cursor if isinstance(cursor, str) else "",
+    )
