@@ -28,6 +28,7 @@ from catalog.models import (
     NewsItem,
     PartnerAgent,
     PredictionMarket,
+    PredictionPrice,
     RegimeSnapshot,
     RpcEndpoint,
     RpcProbe,
@@ -38,6 +39,7 @@ from catalog.models import (
     TokenizedAsset,
     TradingModule,
     WorkerHeartbeat,
+    YieldPool,
 )
 from catalog.services import sku_set_status
 
@@ -263,7 +265,9 @@ class RpcEndpointAdmin(admin.ModelAdmin):
 for model, fields in [
     (ExchangeMarket, ["exchange", "symbol", "last_price", "volume_24h_usd", "updated_at"]),
     (TokenizedAsset, ["symbol", "name", "venue", "on_watchlist", "last_price", "updated_at"]),
-    (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at"]),
+    (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at", "status", "replay"]),
+    (PredictionPrice, ["market", "yes_price", "replay", "observed_at"]),
+    (YieldPool, ["project", "chain", "symbol", "tvl_usd", "apy", "apy_mean_30d", "replay", "observed_at"]),
     (TelemetryNode, ["node_id", "region", "country", "online", "latency_ms", "last_seen_at"]),
     (RegimeSnapshot, ["regime", "confidence", "computed_at"]),
     (DeskSignal, ["desk", "symbol", "side", "pnl_pct", "opened_at", "closed_at"]),

@@ -340,6 +340,8 @@ FEEDS_BACKOFF_MAX_SECONDS = env.int("FEEDS_BACKOFF_MAX_SECONDS", default=3600)
 FEEDS_PRUNE_SECONDS = env.float("FEEDS_PRUNE_SECONDS", default=3600.0)
 FEEDS_RETENTION_PROBES_DAYS = env.int("FEEDS_RETENTION_PROBES_DAYS", default=14)
 FEEDS_RETENTION_SPREADS_DAYS = env.int("FEEDS_RETENTION_SPREADS_DAYS", default=30)
+# A prediction market's yes-price history (one row per pass where the price moved).
+FEEDS_RETENTION_PREDICTION_PRICES_DAYS = env.int("FEEDS_RETENTION_PREDICTION_PRICES_DAYS", default=90)
 CELERY_BEAT_SCHEDULE["feeds-prune"] = {"task": "feeds.prune", "schedule": FEEDS_PRUNE_SECONDS}
 # News (catalog/feeds/news/): comma-separated `category|url[|source name]` (category crypto,
 # equity or general; the name recorded as the items' source, default the URL's host).
@@ -417,3 +419,21 @@ LOG_REPEAT_SECONDS = env.float("LOG_REPEAT_SECONDS", default=60.0)
 # within the window, further attempts are refused (429 with Retry-After) until it ends.
 ADMIN_LOGIN_MAX_FAILURES = env.int("ADMIN_LOGIN_MAX_FAILURES", default=5)
 ADMIN_LOGIN_WINDOW_SECONDS = env.int("ADMIN_LOGIN_WINDOW_SECONDS", default=900)
+
+# --- feeds: prediction venues and DeFi yields (catalog/feeds/polymarket, kalshi, defillama) ---
+# Keyless public APIs. Each pass is bounded: at most *_MAX_MARKETS markets per venue (fetched
+# PREDICTION_PAGE_SIZE a page), at most POLYMARKET_MAX_MIDPOINTS CLOB look-ups for the markets
+# Gamma gives no price, and the DefiLlama pools at or above the TVL floor, largest first, up to
+# the cap. DEFILLAMA_YIELDS_URL is the full URL of the pools list (~15 MB live, hence its own
+# body limit).
+POLYMARKET_GAMMA_URL = env.str("POLYMARKET_GAMMA_URL", default="https://gamma-api.polymarket.com")
+POLYMARKET_CLOB_URL = env.str("POLYMARKET_CLOB_URL", default="https://clob.polymarket.com")
+POLYMARKET_MAX_MARKETS = env.int("POLYMARKET_MAX_MARKETS", default=500)
+POLYMARKET_MAX_MIDPOINTS = env.int("POLYMARKET_MAX_MIDPOINTS", default=50)
+KALSHI_API_URL = env.str("KALSHI_API_URL", default="https://api.elections.kalshi.com/trade-api/v2")
+KALSHI_MAX_MARKETS = env.int("KALSHI_MAX_MARKETS", default=500)
+PREDICTION_PAGE_SIZE = env.int("PREDICTION_PAGE_SIZE", default=100)
+DEFILLAMA_YIELDS_URL = env.str("DEFILLAMA_YIELDS_URL", default="https://yields.llama.fi/pools")
+DEFILLAMA_MIN_TVL_USD = env.float("DEFILLAMA_MIN_TVL_USD", default=1_000_000.0)
+DEFILLAMA_MAX_POOLS = env.int("DEFILLAMA_MAX_POOLS", default=500)
+DEFILLAMA_MAX_BODY_BYTES = env.int("DEFILLAMA_MAX_BODY_BYTES", default=64 * 1024 * 1024)

@@ -230,11 +230,21 @@ class PredictionMarketOut(Out):
     url: str
 
 
+class FeedSourceOut(Out):
+    """Where a catalog's ingested rows came from."""
+
+    source: str = Field(description="the feed source (catalog/feeds/<source>), e.g. polymarket")
+    replay: bool = Field(description="true: the rows came from the local replay server's recorded samples")
+    as_of: str | None = Field(description="when the source last confirmed its rows (ISO 8601)")
+
+
 class PredictionVenueCatalogOut(Out):
     venue: str
     markets: list[PredictionMarketOut]
     count: int
     paid: list[SkuOut]
+    as_of: str | None = Field(None, description="the freshest observation among the markets' sources")
+    sources: list[FeedSourceOut] = Field(default_factory=list)
 
 
 class PredictionCatalogOut(Out):
@@ -242,6 +252,8 @@ class PredictionCatalogOut(Out):
     markets: list[PredictionMarketOut]
     count: int
     paid: list[SkuOut]
+    as_of: str | None = Field(None, description="the freshest observation among the markets' sources")
+    sources: list[FeedSourceOut] = Field(default_factory=list)
 
 
 class ExchangeMarketOut(Out):

@@ -4,7 +4,6 @@ from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integrati
 from .feeds import (
     DeskSignal,
     ExchangeMarket,
-    PredictionMarket,
     RegimeSnapshot,
     RpcEndpoint,
     RpcProbe,
@@ -16,7 +15,9 @@ from .feeds import (
 from .feedstate import FeedState
 from .news import NewsItem
 from .ops import DailyCounter, WorkerHeartbeat
+from .prediction import PredictionMarket, PredictionPrice
 from .sku import Sku
+from .yields import YieldPool
 
 __all__ = [
     "AgentFrameworkPack",
@@ -30,6 +31,7 @@ __all__ = [
     "NewsItem",
     "PartnerAgent",
     "PredictionMarket",
+    "PredictionPrice",
     "RegimeSnapshot",
     "RpcEndpoint",
     "RpcProbe",
@@ -40,4 +42,5 @@ __all__ = [
     "TokenizedAsset",
     "TradingModule",
     "WorkerHeartbeat",
+    "YieldPool",
 ]

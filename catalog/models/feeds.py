@@ -43,27 +43,6 @@ class TokenizedAsset(models.Model):
         return self.symbol
 
 
-class PredictionMarket(models.Model):
-    venue = models.CharField(max_length=64, db_index=True)
-    external_id = models.CharField(max_length=200)
-    question = models.CharField(max_length=500)
-    category = models.CharField(max_length=64, blank=True)
-    yes_price = models.DecimalField(max_digits=8, decimal_places=6, null=True, blank=True)
-    volume_usd = models.DecimalField(max_digits=24, decimal_places=2, null=True, blank=True)
-    closes_at = models.DateTimeField(null=True, blank=True, db_index=True)
-    url = models.URLField(max_length=500, blank=True)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["closes_at", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["venue", "external_id"], name="prediction_market_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.venue}: {self.question[:60]}"
-
-
 class TelemetryNode(models.Model):
     node_id = models.CharField(max_length=128, unique=True)
     region = models.CharField(max_length=64, blank=True)

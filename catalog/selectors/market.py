@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Max, QuerySet
 from django.utils import timezone
 
 from a2a_service.core.formats import iso, naive_utc
@@ -26,7 +26,8 @@ from catalog.models.news import news_price_atomic
 from catalog.selectors.payment import absolute, credit_billing_enabled, payment_alternatives
 from catalog.selectors.skus import on_sale, sku_available, sku_out
 
-PREDICTION_VENUE = "predictionvenue"
+# The short-term catalog spans every ingested venue (each market names its own).
+PREDICTION_VENUE = "all"
 
 
 def _f(value: Decimal | float | None) -> float | None:
@@ -131,25 +132,54 @@ def prediction_paid() -> list[s.SkuOut]:
     return [sku_out(x) for x in on_sale().filter(family="prediction")]
 
 
-def predictionvenue_catalog(base: str, *, limit: int) -> s.PredictionVenueCatalogOut:
-    qs = PredictionMarket.objects.filter(venue=PREDICTION_VENUE).filter(
-        Q(closes_at__isnull=True) | Q(closes_at__gte=timezone.now())
+def prediction_sources(qs: QuerySet[PredictionMarket]) -> tuple[str | None, list[s.FeedSourceOut]]:
+    """The feed sources of the rows of `qs` (replay or live) and the freshest observation."""
+    seen = (
+        qs.exclude(source="")
+        .order_by()
+        .values_list("source", "replay")
+        .annotate(as_of=Max("observed_at"))
+        .order_by("source", "replay")
     )
+    sources = [s.FeedSourceOut(source=src, replay=replay, as_of=iso(at)) for src, replay, at in seen]
+    latest = max((at for _, _, at in seen if at is not None), default=None)
+    return iso(latest), sources
+
+
+def predictionvenue_catalog(base: str, *, limit: int) -> s.PredictionVenueCatalogOut:
+    """The open markets of every venue that close soonest (not yet closed)."""
+    qs = PredictionMarket.objects.filter(status=PredictionMarket.Status.OPEN, closes_at__gte=timezone.now())
     markets = [prediction_market_out(m) for m in qs.order_by("closes_at", "id")[:limit]]
+    as_of, sources = prediction_sources(qs)
     return s.PredictionVenueCatalogOut(
-        venue=PREDICTION_VENUE, markets=markets, count=len(markets), paid=prediction_paid()
+        venue=PREDICTION_VENUE,
+        markets=markets,
+        count=len(markets),
+        paid=prediction_paid(),
+        as_of=as_of,
+        sources=sources,
     )
 
 
 def prediction_catalog(base: str, *, limit: int, venue: str | None) -> s.PredictionCatalogOut:
-    qs = PredictionMarket.objects.all()
-    if venue:
-        qs = qs.filter(venue=venue)
+    """The open markets, most traded first; `venue` keeps one venue's."""
+    open_markets = PredictionMarket.objects.filter(status=PredictionMarket.Status.OPEN)
+    qs = open_markets.filter(venue=venue) if venue else open_markets
     venues = dict(
-        PredictionMarket.objects.values_list("venue").annotate(n=Count("id")).values_list("venue", "n")
+        open_markets.order_by().values_list("venue").annotate(n=Count("id")).values_list("venue", "n")
     )
-    markets = [prediction_market_out(m) for m in qs.order_by("-volume_usd", "id")[:limit]]
-    return s.PredictionCatalogOut(venues=venues, markets=markets, count=len(markets), paid=prediction_paid())
+    markets = [
+        prediction_market_out(m) for m in qs.order_by(F("volume_usd").desc(nulls_last=True), "id")[:limit]
+    ]
+    as_of, sources = prediction_sources(qs)
+    return s.PredictionCatalogOut(
+        venues=venues,
+        markets=markets,
+        count=len(markets),
+        paid=prediction_paid(),
+        as_of=as_of,
+        sources=sources,
+    )
 
 
 def exchange_markets(base: str) -> s.ExchangeMarketsOut:
