@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
+from .exchanges import Candle, FundingRate
 from .feeds import (
     DeskSignal,
     ExchangeMarket,
@@ -19,11 +20,13 @@ from .sku import Sku
 
 __all__ = [
     "AgentFrameworkPack",
+    "Candle",
     "CatalogAgent",
     "DailyCounter",
     "DeskSignal",
     "EditorialPiece",
     "ExchangeMarket",
+    "FundingRate",
     "Integration",
     "NewsItem",
     "PartnerAgent",
