@@ -230,6 +230,16 @@ class PredictionCatalogOut(Out):
     paid: list[SkuOut]
 
 
+class IngestedSourceOut(Out):
+    """Where a catalog's rows came from: one entry per feed source (and venue) that wrote them."""
+
+    name: str = Field(description="the feed source that wrote the rows (manual: typed in by staff)")
+    venue: str | None = Field(default=None, description="the venue within the source, when it has several")
+    replay: bool = Field(description="the rows came from the local replay server's recorded samples")
+    rows: int
+    as_of: str | None = Field(description="when the newest of these rows was seen (ISO 8601, UTC)")
+
+
 class ExchangeMarketOut(Out):
     exchange: str
     symbol: str
@@ -245,6 +255,8 @@ class ExchangeMarketsOut(Out):
     markets: list[ExchangeMarketOut]
     exchanges: list[str]
     count: int
+    as_of: str | None = Field(default=None, description="when the newest market row was seen (ISO 8601, UTC)")
+    sources: list[IngestedSourceOut] = Field(default_factory=list)
 
 
 class TokenizedAssetOut(Out):
@@ -261,6 +273,10 @@ class TokenizedWatchlistOut(Out):
     watchlist: list[TokenizedAssetOut]
     trading_api: dict[str, Any]
     paid: list[SkuOut]
+    as_of: str | None = Field(
+        default=None, description="when the newest watchlist price was seen (ISO 8601, UTC)"
+    )
+    sources: list[IngestedSourceOut] = Field(default_factory=list)
 
 
 class MorningBriefOut(Out):

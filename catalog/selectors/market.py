@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from a2a_service.core.formats import iso, naive_utc
@@ -135,6 +135,28 @@ def prediction_catalog(base: str, *, limit: int, venue: str | None) -> s.Predict
     return s.PredictionCatalogOut(venues=venues, markets=markets, count=len(markets), paid=prediction_paid())
 
 
+def ingested_sources(
+    qs: QuerySet[Any], *, venue_field: str | None, seen_field: str
+) -> list[s.IngestedSourceOut]:
+    """The provenance of a catalog's rows: per feed source (and venue), whether replayed, how
+    many and when last seen. Rows typed in by staff have no source: "manual"."""
+    keys = ["source", "replay", *([venue_field] if venue_field else [])]
+    groups = qs.order_by().values(*keys).annotate(n=Count("id"), seen=Max(seen_field))
+    return sorted(
+        (
+            s.IngestedSourceOut(
+                name=g["source"] or "manual",
+                venue=g[venue_field] if venue_field else None,
+                replay=g["replay"],
+                rows=g["n"],
+                as_of=iso(g["seen"]),
+            )
+            for g in groups
+        ),
+        key=lambda x: (x.name, x.venue or "", x.replay),
+    )
+
+
 def exchange_markets(base: str) -> s.ExchangeMarketsOut:
     rows = list(ExchangeMarket.objects.all()[: settings.CATALOG_LIMIT_MAX])
     return s.ExchangeMarketsOut(
@@ -153,6 +175,10 @@ def exchange_markets(base: str) -> s.ExchangeMarketsOut:
         ],
         exchanges=sorted(set(ExchangeMarket.objects.values_list("exchange", flat=True))),
         count=len(rows),
+        as_of=iso(ExchangeMarket.objects.aggregate(t=Max("updated_at"))["t"]),
+        sources=ingested_sources(
+            ExchangeMarket.objects.all(), venue_field="exchange", seen_field="updated_at"
+        ),
     )
 
 
@@ -176,6 +202,8 @@ def tokenized_watchlist(base: str) -> s.TokenizedWatchlistOut:
             "session_desk": absolute(base, "/api/a2a/x402/tokenized/session-desk"),
         },
         paid=[sku_out(x) for x in on_sale().filter(family="tokenized")],
+        as_of=iso(assets.aggregate(t=Max("updated_at"))["t"]),
+        sources=ingested_sources(assets, venue_field="venue", seen_field="updated_at"),
     )
 
 

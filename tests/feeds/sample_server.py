@@ -63,10 +63,10 @@ class Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def sample_server(
-    *, hook: Hook | None = None, to_sample: Callable[[str], str] | None = None
+    *, hook: Hook | None = None, to_sample: Callable[[str], str] | None = None, seen: list[str] | None = None
 ) -> Iterator[tuple[str, list[str]]]:
     """Serve the samples on loopback; yields (base URL, the request paths seen)."""
-    seen: list[str] = []
+    seen = [] if seen is None else seen
     handler = type(
         "BoundHandler",
         (Handler,),

@@ -61,7 +61,9 @@ def venue_pass(
         return 0, {}
     rows = 0
     ticks: dict[str, parse.Tick] = {}
-    tickers: dict[str, Any] = exchange.fetch_tickers(list(spots.values()))
+    # All the venue's spot tickers in one request, filtered here: asking for a list (or one)
+    # of symbols changes the request some venues make (bybit adds symbol= for one).
+    tickers: dict[str, Any] = exchange.fetch_tickers(None, {"type": "spot"})
     for symbol in spots.values():
         ticker = tickers.get(symbol)
         if ticker is None:
@@ -87,7 +89,7 @@ def venue_pass(
                 )
     perps = [p for w in wanted if (p := parse.pick_perp(markets, w.split("/")[0]))]
     if perps and exchange.has.get("fetchFundingRates"):
-        answer: dict[str, Any] = exchange.fetch_funding_rates(perps)
+        answer: dict[str, Any] = exchange.fetch_funding_rates()  # all perpetuals, filtered here
         rates = [
             f
             for p in perps
