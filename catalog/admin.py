@@ -16,11 +16,13 @@ from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
 from catalog.models import (
     AgentFrameworkPack,
+    Candle,
     CatalogAgent,
     DailyCounter,
     DeskSignal,
     EditorialPiece,
     ExchangeMarket,
+    FundingRate,
     Integration,
     NewsItem,
     PartnerAgent,
@@ -203,8 +205,25 @@ class RpcEndpointAdmin(admin.ModelAdmin):
 
 
 for model, fields in [
-    (ExchangeMarket, ["exchange", "symbol", "last_price", "volume_24h_usd", "updated_at"]),
-    (TokenizedAsset, ["symbol", "name", "venue", "on_watchlist", "last_price", "updated_at"]),
+    (
+        ExchangeMarket,
+        [
+            "exchange",
+            "symbol",
+            "last_price",
+            "spread_bps",
+            "volume_24h_usd",
+            "source",
+            "replay",
+            "updated_at",
+        ],
+    ),
+    (
+        TokenizedAsset,
+        ["symbol", "name", "venue", "on_watchlist", "last_price", "source", "replay", "updated_at"],
+    ),
+    (Candle, ["exchange", "symbol", "timeframe", "open_time", "close", "volume", "replay"]),
+    (FundingRate, ["exchange", "symbol", "rate", "funding_at", "next_funding_at", "replay", "observed_at"]),
     (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at"]),
     (TelemetryNode, ["node_id", "region", "country", "online", "latency_ms", "last_seen_at"]),
     (RegimeSnapshot, ["regime", "confidence", "computed_at"]),

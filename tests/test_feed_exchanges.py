@@ -385,3 +385,17 @@ def test_every_replayed_request_has_a_sample():
     for venue in ("binance", "okx", "bybit"):
         assert (SAMPLES / f"exchange_{venue}").is_dir()
     assert Path(SAMPLES / "exchange_binance" / "api/v3/exchangeInfo.json").is_file()
+
+
+def test_a_single_symbol_replays_on_every_venue(replay, settings):
+    """One symbol alone: venues that would ask for it alone are asked for all their tickers."""
+    settings.MARKET_SYMBOLS = ["ETH"]
+    settings.TOKENIZED_WATCHLIST = []
+    run_pass(replay=True)
+    assert sorted(ExchangeMarket.objects.values_list("exchange", "symbol")) == [
+        ("binance", "ETH/USDT"),
+        ("bybit", "ETH/USDT"),
+        ("okx", "ETH/USDT"),
+    ]
+    assert FundingRate.objects.filter(symbol="ETH/USDT:USDT").count() == 3
+    assert not TokenizedAsset.objects.exclude(source="").exists()

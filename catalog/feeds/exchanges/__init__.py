@@ -61,9 +61,14 @@ def venue_pass(
         return 0, {}
     rows = 0
     ticks: dict[str, parse.Tick] = {}
-    # All the venue's spot tickers in one request, filtered here: asking for a list (or one)
-    # of symbols changes the request some venues make (bybit adds symbol= for one).
-    tickers: dict[str, Any] = exchange.fetch_tickers(None, {"type": "spot"})
+    # The tickers of several symbols in one request (the venue's all-tickers answer, filtered);
+    # for a single symbol some venues ask for that one alone (bybit adds symbol=): ask for all.
+    symbols = list(spots.values())
+    tickers: dict[str, Any] = (
+        exchange.fetch_tickers(symbols)
+        if len(symbols) > 1
+        else exchange.fetch_tickers(None, {"type": "spot"})
+    )
     for symbol in spots.values():
         ticker = tickers.get(symbol)
         if ticker is None:
