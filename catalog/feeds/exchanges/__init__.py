@@ -75,7 +75,8 @@ def venue_pass(
             continue
         t = parse.tick(ticker, markets[symbol])
         store.market_upsert(exchange=exchange_id, tick=t, replay=feed_pass.replay, seen_at=seen_at)
-        ticks[t.base] = t
+        if t.quote in parse.USD_QUOTES or t.base not in ticks:  # a dollar price for the watchlist
+            ticks[t.base] = t
         rows += 1
     if exchange.has.get("fetchOHLCV"):
         limits = {tf: n for tf, n in candle_limits().items() if tf in (exchange.timeframes or {})}
