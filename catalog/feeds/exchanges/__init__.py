@@ -7,8 +7,9 @@ The tokenized watchlist is written by this pass rather than a source of its own:
 are these venues' tickers, fetched once; a second source would fetch them again.
 
 Venues fail on their own: each venue's writes are in a savepoint, a venue that fails is rolled
-back and logged, and the pass fails (FeedError) only when every venue failed, so one venue that
-blocks us does not stop the others. Retention: `exchanges_prune(before=...)`."""
+back, logged and warned of, and the pass fails only when every venue failed (with the network
+error itself when none could be reached, else FeedError), so one venue that blocks us does not
+stop the others. Retention: `exchanges_prune(before=...)`."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import requests
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from a2a_service.core.http import TargetRefused
 from catalog.feeds.exchanges import parse, store
 from catalog.feeds.exchanges.client import api_bases, exchange_for
 from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
@@ -28,6 +31,8 @@ from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_registe
 logger = logging.getLogger(__name__)
 
 NAME = "exchanges"
+# Failures that mean a venue could not be reached (not a bad answer from it).
+UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, TargetRefused)
 # The replay samples: catalog/feeds/samples/exchange_<ccxt id>/<the venue's REST path>.
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -112,6 +117,7 @@ def run(feed_pass: FeedPass) -> int:
     api_bases()  # a malformed EXCHANGE_API_BASES fails the pass before any request
     rows = 0
     errors: list[str] = []
+    failures: list[Exception] = []
     venue_ticks: dict[str, dict[str, parse.Tick]] = {}
     venues = [str(v).strip() for v in settings.EXCHANGES if str(v).strip()]
     if feed_pass.replay:
@@ -125,12 +131,22 @@ def run(feed_pass: FeedPass) -> int:
             with transaction.atomic():  # a savepoint: a venue that fails leaves nothing behind
                 written, ticks = venue_pass(exchange_id, feed_pass, seen_at=seen_at)
         except Exception as exc:  # noqa: BLE001 - any failure of one venue; recorded below
+            reason = f"{exchange_id}: {type(exc).__name__}: {exc}"
             logger.warning("exchanges: %s failed: %s", exchange_id, exc)
-            errors.append(f"{exchange_id}: {type(exc).__name__}: {exc}")
+            errors.append(reason)
+            failures.append(exc)
+            # The runner's FeedPass records warnings with the pass (health shows them).
+            warn = getattr(feed_pass, "warn", None)
+            if callable(warn):
+                warn(reason[:500])
             continue
         rows += written
         venue_ticks[exchange_id] = ticks
-    if errors and not venue_ticks:
+    if failures and not venue_ticks:
+        if all(isinstance(e, UNREACHABLE) for e in failures):
+            # No venue could be reached at all: raised as it is, so the runner knows the
+            # network failed (auto mode then replays) rather than a venue's answer.
+            raise failures[0]
         raise FeedError("; ".join(errors)[:1000])
     for symbol, name, underlying in watchlist():
         quotes = [(v, ticks[symbol]) for v, ticks in venue_ticks.items() if symbol in ticks]
