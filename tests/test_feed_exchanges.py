@@ -337,7 +337,7 @@ def test_the_free_catalogs_show_the_ingested_rows(replay, settings, api):
     assert body["as_of"].endswith("Z")
     sources = {(s["name"], s["venue"]): s for s in body["sources"]}
     assert set(sources) == {("exchanges", "binance"), ("exchanges", "okx"), ("exchanges", "bybit")}
-    assert all(s["replay"] and s["rows"] > 0 for s in sources.values())
+    assert all(s["replay"] and s["items"] > 0 for s in sources.values())
 
     body = api.get("/api/a2a/tokenized/watchlist").json()
     assets = {a["symbol"]: a for a in body["watchlist"]}

@@ -234,10 +234,12 @@ class IngestedSourceOut(Out):
     """Where a catalog's rows came from: one entry per feed source (and venue) that wrote them."""
 
     name: str = Field(description="the feed source that wrote the rows (manual: typed in by staff)")
+    items: int = Field(description="rows of this catalog from this source (and venue)")
+    replay: bool = Field(description="true: recorded samples from the local replay, not the live source")
     venue: str | None = Field(default=None, description="the venue within the source, when it has several")
-    replay: bool = Field(description="the rows came from the local replay server's recorded samples")
-    rows: int
-    as_of: str | None = Field(description="when the newest of these rows was seen (ISO 8601, UTC)")
+    as_of: str | None = Field(
+        default=None, description="ISO 8601 UTC: when the newest of these rows was seen"
+    )
 
 
 class ExchangeMarketOut(Out):

@@ -148,7 +148,7 @@ def ingested_sources(
                 name=g["source"] or "manual",
                 venue=g[venue_field] if venue_field else None,
                 replay=g["replay"],
-                rows=g["n"],
+                items=g["n"],
                 as_of=iso(g["seen"]),
             )
             for g in groups
