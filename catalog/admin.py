@@ -18,12 +18,14 @@ from catalog.feeds.registry import feed_get
 from catalog.feeds.runner import feed_run
 from catalog.models import (
     AgentFrameworkPack,
+    Candle,
     CatalogAgent,
     DailyCounter,
     DeskSignal,
     EditorialPiece,
     ExchangeMarket,
     FeedState,
+    FundingRate,
     Integration,
     NewsItem,
     PartnerAgent,
@@ -263,8 +265,25 @@ class RpcEndpointAdmin(admin.ModelAdmin):
 
 
 for model, fields in [
-    (ExchangeMarket, ["exchange", "symbol", "last_price", "volume_24h_usd", "updated_at"]),
-    (TokenizedAsset, ["symbol", "name", "venue", "on_watchlist", "last_price", "updated_at"]),
+    (
+        ExchangeMarket,
+        [
+            "exchange",
+            "symbol",
+            "last_price",
+            "spread_bps",
+            "volume_24h_usd",
+            "source",
+            "replay",
+            "updated_at",
+        ],
+    ),
+    (
+        TokenizedAsset,
+        ["symbol", "name", "venue", "on_watchlist", "last_price", "source", "replay", "updated_at"],
+    ),
+    (Candle, ["exchange", "symbol", "timeframe", "open_time", "close", "volume", "replay"]),
+    (FundingRate, ["exchange", "symbol", "rate", "funding_at", "next_funding_at", "replay", "observed_at"]),
     (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at", "status", "replay"]),
     (PredictionPrice, ["market", "yes_price", "replay", "observed_at"]),
     (YieldPool, ["project", "chain", "symbol", "tvl_usd", "apy", "apy_mean_30d", "replay", "observed_at"]),

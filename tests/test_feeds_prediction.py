@@ -341,14 +341,14 @@ def test_catalogs_answer_with_both_venues(venues, api):
     assert body["venues"] == {"polymarket": 20, "kalshi": 20} and body["count"] == 40
     volumes = [m["volume_usd"] for m in body["markets"]]
     assert volumes == sorted(volumes, reverse=True)
-    assert {(s["source"], s["replay"]) for s in body["sources"]} == {("kalshi", False), ("polymarket", False)}
+    assert {(s["name"], s["replay"]) for s in body["sources"]} == {("kalshi", False), ("polymarket", False)}
     assert body["as_of"] and all(s["as_of"] for s in body["sources"])
     fed = next(m for m in body["markets"] if m["id"] == "KXFEDDECISION-26DEC-C25")
     assert fed["yes_price"] == 0.64 and fed["no_price"] == 0.36 and fed["venue"] == "kalshi"
 
     only = api.get("/api/a2a/prediction/catalog?venue=kalshi&limit=100").json()
     assert {m["venue"] for m in only["markets"]} == {"kalshi"} and only["count"] == 20
-    assert [s["source"] for s in only["sources"]] == ["kalshi"]
+    assert [s["name"] for s in only["sources"]] == ["kalshi"]
 
     short = api.get("/api/a2a/predictionvenue/catalog?limit=5").json()
     closes = [m["closes_at"] for m in short["markets"]]

@@ -363,6 +363,38 @@ NEWS_PRICE_GENERAL_USDC = env.str("NEWS_PRICE_GENERAL_USDC", default="0.18")
 NEWS_PRICE_CRYPTO_USDC = env.str("NEWS_PRICE_CRYPTO_USDC", default="0.1")
 NEWS_TEASER_CHARS = env.int("NEWS_TEASER_CHARS", default=280)
 NEWS_MAX_ITEMS_PER_FEED = env.int("NEWS_MAX_ITEMS_PER_FEED", default=100)
+
+# Exchange feed (catalog/feeds/exchanges/, ccxt public endpoints, no keys). EXCHANGES: ccxt ids;
+# MARKET_SYMBOLS: bases (quoted in USDT, else USD/USDC) or full ccxt symbols "BASE/QUOTE";
+# EXCHANGE_API_BASES ("id=url,..."): replaces the scheme and host of every REST URL of that
+# exchange (the path is kept), so a local server can stand in for the venue.
+EXCHANGES = env.list("EXCHANGES", default=["binance", "okx", "bybit", "kraken", "coinbase"])
+MARKET_SYMBOLS = env.list(
+    "MARKET_SYMBOLS",
+    default=[
+        "BTC",
+        "ETH",
+        "SOL",
+        "XRP",
+        "BNB",
+        "DOGE",
+        "ADA",
+        "AVAX",
+        "LINK",
+        "DOT",
+        "LTC",
+        "TRX",
+        "TON",
+        "SUI",
+        "NEAR",
+    ],
+)
+EXCHANGE_API_BASES = env.str("EXCHANGE_API_BASES", default="")
+EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "120", "1h": "48"})
+# Tokenized assets priced from the exchanges' tickers: "SYMBOL|name|underlying,...".
+TOKENIZED_WATCHLIST = env.list("TOKENIZED_WATCHLIST", default=["PAXG|PAX Gold|XAU", "XAUT|Tether Gold|XAU"])
+# Retention of candles and funding readings (the feeds' pruning schedule reads it).
+EXCHANGE_RETENTION_DAYS = env.int("EXCHANGE_RETENTION_DAYS", default=14)
 # Per connect and per read of a delivery: a receiver that drips bytes resets it each time...
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
 # ...so a whole attempt (resolve, connect, send, headers, body) is also cut at this deadline.

@@ -167,6 +167,10 @@ class CatalogSourceOut(Out):
     name: str
     items: int = Field(description="rows of this catalog from this source")
     replay: bool = Field(description="true: recorded samples from the local replay, not the live source")
+    venue: str | None = Field(default=None, description="the venue within the source, when it has several")
+    as_of: str | None = Field(
+        default=None, description="ISO 8601 UTC: when the newest of these rows was seen"
+    )
 
 
 class NewsItemOut(Out):
@@ -230,21 +234,13 @@ class PredictionMarketOut(Out):
     url: str
 
 
-class FeedSourceOut(Out):
-    """Where a catalog's ingested rows came from."""
-
-    source: str = Field(description="the feed source (catalog/feeds/<source>), e.g. polymarket")
-    replay: bool = Field(description="true: the rows came from the local replay server's recorded samples")
-    as_of: str | None = Field(description="when the source last confirmed its rows (ISO 8601)")
-
-
 class PredictionVenueCatalogOut(Out):
     venue: str
     markets: list[PredictionMarketOut]
     count: int
     paid: list[SkuOut]
     as_of: str | None = Field(None, description="the freshest observation among the markets' sources")
-    sources: list[FeedSourceOut] = Field(default_factory=list)
+    sources: list[CatalogSourceOut] = Field(default_factory=list)
 
 
 class PredictionCatalogOut(Out):
@@ -253,7 +249,7 @@ class PredictionCatalogOut(Out):
     count: int
     paid: list[SkuOut]
     as_of: str | None = Field(None, description="the freshest observation among the markets' sources")
-    sources: list[FeedSourceOut] = Field(default_factory=list)
+    sources: list[CatalogSourceOut] = Field(default_factory=list)
 
 
 class ExchangeMarketOut(Out):
@@ -271,6 +267,8 @@ class ExchangeMarketsOut(Out):
     markets: list[ExchangeMarketOut]
     exchanges: list[str]
     count: int
+    as_of: str | None = Field(default=None, description="when the newest market row was seen (ISO 8601, UTC)")
+    sources: list[CatalogSourceOut] = Field(default_factory=list)
 
 
 class TokenizedAssetOut(Out):
@@ -287,6 +285,10 @@ class TokenizedWatchlistOut(Out):
     watchlist: list[TokenizedAssetOut]
     trading_api: dict[str, Any]
     paid: list[SkuOut]
+    as_of: str | None = Field(
+        default=None, description="when the newest watchlist price was seen (ISO 8601, UTC)"
+    )
+    sources: list[CatalogSourceOut] = Field(default_factory=list)
 
 
 class MorningBriefOut(Out):

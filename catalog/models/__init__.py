@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
+from .exchanges import Candle, FundingRate
 from .feeds import (
     DeskSignal,
     ExchangeMarket,
@@ -21,12 +22,14 @@ from .yields import YieldPool
 
 __all__ = [
     "AgentFrameworkPack",
+    "Candle",
     "CatalogAgent",
     "DailyCounter",
     "DeskSignal",
     "EditorialPiece",
     "ExchangeMarket",
     "FeedState",
+    "FundingRate",
     "Integration",
     "NewsItem",
     "PartnerAgent",

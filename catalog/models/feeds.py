@@ -16,6 +16,14 @@ class ExchangeMarket(models.Model):
     last_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
     volume_24h_usd = models.DecimalField(max_digits=24, decimal_places=2, null=True, blank=True)
     spread_bps = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True)
+    bid = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    ask = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    bid_size = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    ask_size = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    volume_24h_base = models.DecimalField(max_digits=30, decimal_places=8, null=True, blank=True)
+    # Provenance: the feed that wrote the row ("" for rows typed in), and whether from a replay.
+    source = models.CharField(max_length=32, blank=True)
+    replay = models.BooleanField(default=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -34,6 +42,8 @@ class TokenizedAsset(models.Model):
     on_watchlist = models.BooleanField(default=True)
     last_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
     change_24h_pct = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    source = models.CharField(max_length=32, blank=True)
+    replay = models.BooleanField(default=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

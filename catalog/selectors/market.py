@@ -132,18 +132,11 @@ def prediction_paid() -> list[s.SkuOut]:
     return [sku_out(x) for x in on_sale().filter(family="prediction")]
 
 
-def prediction_sources(qs: QuerySet[PredictionMarket]) -> tuple[str | None, list[s.FeedSourceOut]]:
+def prediction_sources(qs: QuerySet[PredictionMarket]) -> tuple[str | None, list[s.CatalogSourceOut]]:
     """The feed sources of the rows of `qs` (replay or live) and the freshest observation."""
-    seen = (
-        qs.exclude(source="")
-        .order_by()
-        .values_list("source", "replay")
-        .annotate(as_of=Max("observed_at"))
-        .order_by("source", "replay")
-    )
-    sources = [s.FeedSourceOut(source=src, replay=replay, as_of=iso(at)) for src, replay, at in seen]
-    latest = max((at for _, _, at in seen if at is not None), default=None)
-    return iso(latest), sources
+    sources = ingested_sources(qs.exclude(source=""), venue_field=None, seen_field="observed_at")
+    latest = max((x.as_of for x in sources if x.as_of is not None), default=None)
+    return latest, sources
 
 
 def predictionvenue_catalog(base: str, *, limit: int) -> s.PredictionVenueCatalogOut:
@@ -182,6 +175,28 @@ def prediction_catalog(base: str, *, limit: int, venue: str | None) -> s.Predict
     )
 
 
+def ingested_sources(
+    qs: QuerySet[Any], *, venue_field: str | None, seen_field: str
+) -> list[s.CatalogSourceOut]:
+    """The provenance of a catalog's rows: per feed source (and venue), whether replayed, how
+    many and when last seen. Rows typed in by staff have no source: "manual"."""
+    keys = ["source", "replay", *([venue_field] if venue_field else [])]
+    groups = qs.order_by().values(*keys).annotate(n=Count("id"), seen=Max(seen_field))
+    return sorted(
+        (
+            s.CatalogSourceOut(
+                name=g["source"] or "manual",
+                venue=g[venue_field] if venue_field else None,
+                replay=g["replay"],
+                items=g["n"],
+                as_of=iso(g["seen"]),
+            )
+            for g in groups
+        ),
+        key=lambda x: (x.name, x.venue or "", x.replay),
+    )
+
+
 def exchange_markets(base: str) -> s.ExchangeMarketsOut:
     rows = list(ExchangeMarket.objects.all()[: settings.CATALOG_LIMIT_MAX])
     return s.ExchangeMarketsOut(
@@ -200,6 +215,10 @@ def exchange_markets(base: str) -> s.ExchangeMarketsOut:
         ],
         exchanges=sorted(set(ExchangeMarket.objects.values_list("exchange", flat=True))),
         count=len(rows),
+        as_of=iso(ExchangeMarket.objects.aggregate(t=Max("updated_at"))["t"]),
+        sources=ingested_sources(
+            ExchangeMarket.objects.all(), venue_field="exchange", seen_field="updated_at"
+        ),
     )
 
 
@@ -223,6 +242,8 @@ def tokenized_watchlist(base: str) -> s.TokenizedWatchlistOut:
             "session_desk": absolute(base, "/api/a2a/x402/tokenized/session-desk"),
         },
         paid=[sku_out(x) for x in on_sale().filter(family="tokenized")],
+        as_of=iso(assets.aggregate(t=Max("updated_at"))["t"]),
+        sources=ingested_sources(assets, venue_field="venue", seen_field="updated_at"),
     )
 
 

@@ -1,0 +1,192 @@
+"""The exchange feed: tickers (last, bid/ask = the book's top, 24h volumes), OHLCV candles and
+perpetual funding rates from the venues of EXCHANGES (ccxt, public endpoints, no keys), for the
+markets of MARKET_SYMBOLS, plus the tokenized assets of TOKENIZED_WATCHLIST priced from the
+same tickers.
+
+The tokenized watchlist is written by this pass rather than a source of its own: its prices
+are these venues' tickers, fetched once; a second source would fetch them again.
+
+Venues fail on their own: each venue's writes are in a savepoint, a venue that fails is rolled
+back, logged and warned of, and the pass fails only when every venue failed (with the network
+error itself when none could be reached, else FeedError), so one venue that blocks us does not
+stop the others. Retention: `exchanges_prune(before=...)`."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from a2a_service.core.http import TargetRefused
+from catalog.feeds.exchanges import parse, store
+from catalog.feeds.exchanges.client import api_bases, exchange_for
+from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
+from catalog.feeds.retention import retention_register
+from catalog.models import Candle, FundingRate
+
+logger = logging.getLogger(__name__)
+
+NAME = "exchanges"
+# Failures that mean a venue could not be reached (not a bad answer from it).
+UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, TargetRefused)
+# The replay samples: catalog/feeds/samples/exchange_<ccxt id>/<the venue's REST path>.
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def watchlist() -> list[tuple[str, str, str]]:
+    """TOKENIZED_WATCHLIST as (symbol, name, underlying)."""
+    out = []
+    for entry in settings.TOKENIZED_WATCHLIST:
+        symbol, _, rest = str(entry).partition("|")
+        name, _, underlying = rest.partition("|")
+        if symbol.strip():
+            out.append((symbol.strip().upper(), name.strip() or symbol.strip(), underlying.strip()))
+    return out
+
+
+def candle_limits() -> dict[str, int]:
+    return {str(tf): int(n) for tf, n in dict(settings.EXCHANGE_CANDLE_LIMITS).items() if int(n) > 0}
+
+
+def venue_pass(
+    exchange_id: str, feed_pass: FeedPass, *, seen_at: datetime
+) -> tuple[int, dict[str, parse.Tick]]:
+    """One venue: its rows written, and its ticks by base (for the tokenized watchlist)."""
+    exchange = exchange_for(exchange_id, feed_pass)
+    markets: dict[str, Any] = exchange.load_markets()
+    wanted = [str(s).strip().upper() for s in settings.MARKET_SYMBOLS if str(s).strip()]
+    tokenized = [symbol for symbol, _, _ in watchlist()]
+    spots = {w: s for w in dict.fromkeys(wanted + tokenized) if (s := parse.pick_spot(markets, w))}
+    if not spots:
+        logger.info("exchanges: %s lists none of the symbols", exchange_id)
+        return 0, {}
+    rows = 0
+    ticks: dict[str, parse.Tick] = {}
+    # The tickers of several symbols in one request (the venue's all-tickers answer, filtered);
+    # for a single symbol some venues ask for that one alone (bybit adds symbol=): ask for all.
+    symbols = list(spots.values())
+    tickers: dict[str, Any] = (
+        exchange.fetch_tickers(symbols)
+        if len(symbols) > 1
+        else exchange.fetch_tickers(None, {"type": "spot"})
+    )
+    for symbol in spots.values():
+        ticker = tickers.get(symbol)
+        if ticker is None:
+            continue
+        t = parse.tick(ticker, markets[symbol])
+        store.market_upsert(exchange=exchange_id, tick=t, replay=feed_pass.replay, seen_at=seen_at)
+        if t.quote in parse.USD_QUOTES or t.base not in ticks:  # a dollar price for the watchlist
+            ticks[t.base] = t
+        rows += 1
+    if exchange.has.get("fetchOHLCV"):
+        limits = {tf: n for tf, n in candle_limits().items() if tf in (exchange.timeframes or {})}
+        for want, symbol in spots.items():
+            if want not in wanted:
+                continue  # watchlist-only markets: the ticker is enough
+            for timeframe, limit in limits.items():
+                bars = parse.bars(exchange.fetch_ohlcv(symbol, timeframe, limit=limit))
+                rows += store.candles_upsert(
+                    exchange=exchange_id,
+                    symbol=symbol,
+                    timeframe=timeframe,
+                    bars=bars[-limit:],
+                    replay=feed_pass.replay,
+                    seen_at=seen_at,
+                )
+    perps = [p for w in wanted if (p := parse.pick_perp(markets, w.split("/")[0]))]
+    if perps and exchange.has.get("fetchFundingRates"):
+        answer: dict[str, Any] = exchange.fetch_funding_rates()  # all perpetuals, filtered here
+        rates = [
+            f
+            for p in perps
+            if p in answer and (f := parse.funding(answer[p], observed_at=seen_at)) is not None
+        ]
+        rows += store.funding_upsert(
+            exchange=exchange_id, rates=rates, replay=feed_pass.replay, seen_at=seen_at
+        )
+    return rows, ticks
+
+
+def run(feed_pass: FeedPass) -> int:
+    seen_at = timezone.now()
+    api_bases()  # a malformed EXCHANGE_API_BASES fails the pass before any request
+    rows = 0
+    errors: list[str] = []
+    failures: list[Exception] = []
+    venue_ticks: dict[str, dict[str, parse.Tick]] = {}
+    venues = [str(v).strip() for v in settings.EXCHANGES if str(v).strip()]
+    if feed_pass.replay:
+        # Only the venues with recorded samples can be replayed; the others would only 404.
+        recorded = [v for v in venues if (SAMPLES / f"exchange_{v}").is_dir()]
+        if skipped := sorted(set(venues) - set(recorded)):
+            logger.info("exchanges: no replay samples for %s, skipped", ", ".join(skipped))
+        venues = recorded
+    for exchange_id in venues:
+        try:
+            with transaction.atomic():  # a savepoint: a venue that fails leaves nothing behind
+                written, ticks = venue_pass(exchange_id, feed_pass, seen_at=seen_at)
+        except Exception as exc:  # noqa: BLE001 - any failure of one venue; recorded below
+            reason = f"{exchange_id}: {type(exc).__name__}: {exc}"
+            logger.warning("exchanges: %s failed: %s", exchange_id, exc)
+            errors.append(reason)
+            failures.append(exc)
+            # The runner's FeedPass records warnings with the pass (health shows them).
+            warn = getattr(feed_pass, "warn", None)
+            if callable(warn):
+                warn(reason[:500])
+            continue
+        rows += written
+        venue_ticks[exchange_id] = ticks
+    if failures and not venue_ticks:
+        if all(isinstance(e, UNREACHABLE) for e in failures):
+            # No venue could be reached at all: raised as it is, so the runner knows the
+            # network failed (auto mode then replays) rather than a venue's answer.
+            raise failures[0]
+        raise FeedError("; ".join(errors)[:1000])
+    for symbol, name, underlying in watchlist():
+        quotes = [(v, ticks[symbol]) for v, ticks in venue_ticks.items() if symbol in ticks]
+        quotes = [(v, t) for v, t in quotes if t.last is not None]
+        if not quotes:
+            continue
+        # The deepest venue's price: the one a buyer would most likely get.
+        venue, best = max(quotes, key=lambda q: q[1].volume_usd or 0)
+        store.tokenized_upsert(
+            symbol=symbol,
+            name=name,
+            underlying=underlying,
+            venue=venue,
+            tick=best,
+            replay=feed_pass.replay,
+            seen_at=seen_at,
+        )
+        rows += 1
+    return rows
+
+
+def exchanges_prune(*, before: datetime) -> int:
+    """Retention (the feeds' pruning schedule calls it): deletes candles that opened and
+    funding readings observed before `before`; returns the rows deleted."""
+    return store.prune(before=before)
+
+
+# The schedule's pruning (catalog/feeds/retention.py) keeps EXCHANGE_RETENTION_DAYS of both.
+retention_register(model=Candle, time_field="open_time", days_setting="EXCHANGE_RETENTION_DAYS")
+retention_register(model=FundingRate, time_field="observed_at", days_setting="EXCHANGE_RETENTION_DAYS")
+
+SOURCE = feed_register(
+    FeedSource(
+        name=NAME,
+        run=run,
+        interval_seconds=60,
+        description="ccxt public tickers, book tops, 1m/1h candles and funding rates; tokenized watchlist",
+        # Its bases are per venue (EXCHANGE_API_BASES; replay keys exchange_<id>), not URL settings.
+        url_settings=(),
+    )
+)

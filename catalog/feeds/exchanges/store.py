@@ -1,0 +1,123 @@
+"""Idempotent writes of the exchange feed: upserts on the venue's own keys, so re-running a
+pass updates rows in place and never duplicates them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import connection
+
+from catalog.feeds.exchanges.parse import Bar, Funding, Tick
+from catalog.models import Candle, ExchangeMarket, FundingRate, TokenizedAsset
+
+SOURCE = "exchanges"
+
+
+def market_upsert(*, exchange: str, tick: Tick, replay: bool, seen_at: datetime) -> None:
+    # One save per market (a few dozen a pass): post_save reaches the listeners (the stored
+    # free documents, alerts) as any other write does.
+    ExchangeMarket.objects.update_or_create(
+        exchange=exchange,
+        symbol=tick.symbol,
+        defaults={
+            "base": tick.base,
+            "quote": tick.quote,
+            "last_price": tick.last,
+            "bid": tick.bid,
+            "ask": tick.ask,
+            "bid_size": tick.bid_size,
+            "ask_size": tick.ask_size,
+            "spread_bps": tick.spread_bps,
+            "volume_24h_base": tick.volume_base,
+            "volume_24h_usd": tick.volume_usd,
+            "source": SOURCE,
+            "replay": replay,
+            "updated_at": seen_at,
+        },
+    )
+
+
+def candles_upsert(
+    *, exchange: str, symbol: str, timeframe: str, bars: Sequence[Bar], replay: bool, seen_at: datetime
+) -> int:
+    """Thousands of rows a pass: one INSERT ... ON CONFLICT UPDATE per batch (no post_save:
+    no free document shows candles)."""
+    rows = [
+        Candle(
+            exchange=exchange,
+            symbol=symbol,
+            timeframe=timeframe,
+            open_time=b.open_time,
+            open=b.open,
+            high=b.high,
+            low=b.low,
+            close=b.close,
+            volume=b.volume,
+            source=SOURCE,
+            replay=replay,
+            observed_at=seen_at,
+        )
+        for b in bars
+    ]
+    Candle.objects.bulk_create(
+        rows,
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=["exchange", "symbol", "timeframe", "open_time"],
+        update_fields=["open", "high", "low", "close", "volume", "source", "replay", "observed_at"],
+    )
+    return len(rows)
+
+
+def funding_upsert(*, exchange: str, rates: Sequence[Funding], replay: bool, seen_at: datetime) -> int:
+    rows = [
+        FundingRate(
+            exchange=exchange,
+            symbol=f.symbol,
+            rate=f.rate,
+            funding_at=f.funding_at,
+            next_funding_at=f.next_funding_at,
+            mark_price=f.mark_price,
+            source=SOURCE,
+            replay=replay,
+            observed_at=seen_at,
+        )
+        for f in rates
+    ]
+    FundingRate.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["exchange", "symbol", "funding_at"],
+        update_fields=["rate", "next_funding_at", "mark_price", "source", "replay", "observed_at"],
+    )
+    return len(rows)
+
+
+def tokenized_upsert(
+    *, symbol: str, name: str, underlying: str, venue: str, tick: Tick, replay: bool, seen_at: datetime
+) -> None:
+    """Name and underlying are set when the asset is first seen; staff may edit them after."""
+    asset, _ = TokenizedAsset.objects.get_or_create(
+        symbol=symbol, defaults={"name": name, "underlying": underlying, "venue": venue}
+    )
+    asset.venue = venue
+    asset.last_price = tick.last
+    asset.change_24h_pct = tick.change_24h_pct
+    asset.source = SOURCE
+    asset.replay = replay
+    asset.updated_at = seen_at
+    asset.save()
+
+
+def prune(*, before: datetime) -> int:
+    """Delete candles that opened and funding readings observed before `before`. Plain DELETEs:
+    the ORM's delete would load every row to send post_delete (a receiver listens to all
+    models), and nothing needs to hear of these."""
+    deleted = 0
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {Candle._meta.db_table} WHERE open_time < %s", [before])  # noqa: S608
+        deleted += max(cursor.rowcount, 0)
+        cursor.execute(f"DELETE FROM {FundingRate._meta.db_table} WHERE observed_at < %s", [before])  # noqa: S608
+        deleted += max(cursor.rowcount, 0)
+    return deleted
