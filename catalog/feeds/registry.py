@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import requests
@@ -53,6 +53,18 @@ class FeedPass:
         if self.replay:
             return self.replay_base(setting_name.lower())
         return str(getattr(settings, setting_name)).rstrip("/")
+
+    def replay_shift(self, newest: datetime, *, step: timedelta = timedelta(minutes=1)) -> timedelta:
+        """How far to move a recorded sample's timestamps so that its newest one (`newest`)
+        lands on this pass's start, floored to `step` (a bar's length keeps bars aligned).
+        Zero on a live pass. Recorded samples keep their shape (a trend, a range, a gap) but
+        would otherwise grow older every day and make every product stale; the rows stay
+        marked replay, so nobody mistakes them for live data."""
+        if not self.replay:
+            return timedelta(0)
+        step_s = max(int(step.total_seconds()), 1)
+        target = datetime.fromtimestamp(int(self.started_at.timestamp()) // step_s * step_s, tz=UTC)
+        return max(target - newest, timedelta(0))
 
     def replay_base(self, key: str) -> str:
         """The replay server's base for `key`: it serves catalog/feeds/samples/<key>/."""

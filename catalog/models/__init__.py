@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
+from .equity import EquityQuote
 from .exchanges import Candle, FundingRate
 from .feeds import (
     DeskSignal,
@@ -27,6 +28,7 @@ __all__ = [
     "DailyCounter",
     "DeskSignal",
     "EditorialPiece",
+    "EquityQuote",
     "ExchangeMarket",
     "FeedState",
     "FundingRate",

@@ -5,4 +5,17 @@ from their AppConfig.ready."""
 
 from __future__ import annotations
 
-from . import agent_services, briefs, intel, news, prediction, risk, telemetry, tokenized, trading  # noqa: F401
+from . import (  # noqa: F401
+    agent_services,
+    briefs,
+    execution,
+    gas,
+    intel,
+    news,
+    prediction,
+    risk,
+    signals,
+    telemetry,
+    tokenized,
+    trading,
+)

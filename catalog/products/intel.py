@@ -44,31 +44,3 @@ register(
         ),
     )
 )
-
-register(
-    ProductSpec(
-        sku="defi_yield_scout",
-        path="/defi/yield-scout",
-        headline="DeFi yield scout: ranked yields with risk notes",
-        price="0.1",
-        family="defi",
-        tier="C",
-        hero=True,
-        rank=17,
-        teaser="defi-yield-scout",
-        teasers=(
-            TeaserSpec(
-                name="defi-yield-scout",
-                title="DeFi yield scout",
-                summary="Yields across lending and liquidity venues, ranked with risk notes.",
-                highlights=("ranked yields", "risk notes per venue"),
-            ),
-            TeaserSpec(
-                name="exchange-earn-desk",
-                title="Exchange earn desk",
-                summary="Earn products across exchanges and on-chain venues, compared.",
-                highlights=("rates", "lockups"),
-            ),
-        ),
-    )
-)

@@ -72,18 +72,6 @@ register(
     )
 )
 
-register(
-    ProductSpec(
-        sku="regime_gate",
-        path="/risk/regime-gate",
-        headline="Regime gate: the current market regime and what it allows",
-        price="0.06",
-        family="risk",
-        rank=35,
-        session_callable=True,
-        teaser="macro-gate",
-    )
-)
 
 register(
     ProductSpec(

@@ -6,20 +6,6 @@ from catalog.products.registry import EXECUTION_INTELLIGENCE, ProductSpec, regis
 
 register(
     ProductSpec(
-        sku="tokenized_auto_route",
-        path="/tokenized/auto-route",
-        headline="Tokenized auto-route: venue routing for tokenized assets (manual routing only)",
-        price="0.2",
-        family="tokenized",
-        tier="D",
-        intel_only=True,
-        product_type=EXECUTION_INTELLIGENCE,
-        rank=18,
-    )
-)
-
-register(
-    ProductSpec(
         sku="tokenized_session_desk",
         path="/tokenized/session-desk",
         headline="Tokenized session desk: market-hours plan for tokenized equities",
