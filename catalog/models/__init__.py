@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from .calendar import CalendarEvent
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
 from .equity import EquityQuote
 from .exchanges import Candle, FundingRate
@@ -23,6 +24,7 @@ from .yields import YieldPool
 
 __all__ = [
     "AgentFrameworkPack",
+    "CalendarEvent",
     "Candle",
     "CatalogAgent",
     "DailyCounter",

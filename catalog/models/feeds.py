@@ -42,6 +42,12 @@ class TokenizedAsset(models.Model):
     on_watchlist = models.BooleanField(default=True)
     last_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
     change_24h_pct = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    # The underlying's reference price (a listed equity's quote, catalog.models.EquityQuote),
+    # where a keyless source gives it; the premium products compare last_price with it.
+    underlying_price = models.DecimalField(max_digits=24, decimal_places=6, null=True, blank=True)
+    underlying_source = models.CharField(max_length=32, blank=True)
+    underlying_as_of = models.DateTimeField(null=True, blank=True)
+    underlying_replay = models.BooleanField(default=False)
     source = models.CharField(max_length=32, blank=True)
     replay = models.BooleanField(default=False)
     updated_at = models.DateTimeField(default=timezone.now)
