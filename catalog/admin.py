@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -29,6 +29,7 @@ from catalog.models import (
     Integration,
     NewsItem,
     PartnerAgent,
+    PartnerSignal,
     PredictionMarket,
     PredictionPrice,
     RegimeSnapshot,
@@ -217,9 +218,25 @@ class IntegrationAdmin(admin.ModelAdmin):
 
 @admin.register(PartnerAgent)
 class PartnerAgentAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "url", "enabled", "added_at"]
+    list_display = ["slug", "name", "url", "signals_url", "enabled", "added_at"]
     list_filter = ["enabled"]
     search_fields = ["slug", "name", "description", "url"]
+
+
+@admin.register(PartnerSignal)
+class PartnerSignalAdmin(admin.ModelAdmin):
+    """Ingested by the federation feed: read-only here (the partner is the source of truth)."""
+
+    list_display = ["partner", "external_id", "symbol", "side", "entry_price", "published_at", "replay"]
+    list_filter = ["partner", "side", "replay"]
+    search_fields = ["external_id", "symbol"]
+    date_hierarchy = "published_at"
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(EditorialPiece)

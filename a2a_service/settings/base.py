@@ -417,6 +417,8 @@ ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
 # Alert thresholds: an ingested cross-venue spread, a move of a prediction market's yes price.
 PAIR_ARB_ALERT_BPS = env.float("PAIR_ARB_ALERT_BPS", default=25.0)
+# Federated partner signals older than this are not resold (catalog/products/federation.py).
+FEDERATION_SIGNAL_MAX_AGE_HOURS = env.float("FEDERATION_SIGNAL_MAX_AGE_HOURS", default=24.0)
 PREDICTION_ALERT_MOVE = env.float("PREDICTION_ALERT_MOVE", default=0.05)
 
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).

@@ -4,6 +4,7 @@ from .calendar import CalendarEvent
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
 from .equity import EquityQuote
 from .exchanges import Candle, FundingRate
+from .federation import PartnerSignal
 from .feeds import (
     DeskSignal,
     ExchangeMarket,
@@ -37,6 +38,7 @@ __all__ = [
     "Integration",
     "NewsItem",
     "PartnerAgent",
+    "PartnerSignal",
     "PredictionMarket",
     "PredictionPrice",
     "RegimeSnapshot",

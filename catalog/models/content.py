@@ -92,6 +92,9 @@ class PartnerAgent(models.Model):
     description = models.TextField()
     url = models.URLField(max_length=500)
     agent_card_url = models.URLField(max_length=500, blank=True)
+    # Where the partner publishes its signals as JSON (catalog/feeds/federation/ reads it and
+    # the federation_signal_resale product resells them with attribution); empty: none.
+    signals_url = models.URLField(max_length=500, blank=True)
     skills = models.JSONField(default=list, blank=True)
     enabled = models.BooleanField(default=True)
     added_at = models.DateTimeField(default=timezone.now)

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     agent_services,
     briefs,
     execution,
+    federation,
     gas,
     intel,
     news,

@@ -52,26 +52,3 @@ register(
         ),
     )
 )
-
-
-register(
-    ProductSpec(
-        sku="federation_signal_resale",
-        path="/federation/signal-resale",
-        headline="Federated partner signals, resold with attribution",
-        price="0.15",
-        family="federation",
-        tier="C",
-        intel_only=True,
-        rank=15,
-        teaser="federation-signal-resale",
-        teasers=(
-            TeaserSpec(
-                name="federation-signal-resale",
-                title="Federation signal resale",
-                summary="Federated partner signals with attribution.",
-                highlights=("partner", "signal"),
-            ),
-        ),
-    )
-)

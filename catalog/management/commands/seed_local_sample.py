@@ -3,18 +3,19 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from catalog.models import EditorialPiece
+from catalog.models import EditorialPiece, PartnerAgent
 
 TITLE = "Local stack sample brief"
 
 
 class Command(BaseCommand):
     help = (
-        "For `make run` only: publish one morning brief, labelled as a sample, so the local stack has "
+        "For `make run` only: publish one morning brief and add one federated partner, labelled as samples, so the local stack has "
         "something to sell through x402, credits and sessions. Never run in production."
     )
 
     def handle(self, *args, **options) -> None:
+        self.partner_sample()
         if EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).exists():
             self.stdout.write("a morning brief is already published; nothing to do")
             return
@@ -30,3 +31,19 @@ class Command(BaseCommand):
             published_at=timezone.now(),
         )
         self.stdout.write("published the local sample brief")
+
+    def partner_sample(self) -> None:
+        """A federated partner whose live address never resolves (.invalid, RFC 2606), so the
+        local stack's federation feed replays its recorded signals
+        (catalog/feeds/samples/federation_partners/sample-partner.json), marked replay."""
+        _, created = PartnerAgent.objects.get_or_create(
+            slug="sample-partner",
+            defaults={
+                "name": "Sample partner (local replay)",
+                "description": "A sample federated partner for the local stack; its signals are recorded samples.",
+                "url": "https://sample-partner.invalid/",
+                "signals_url": "https://sample-partner.invalid/signals.json",
+            },
+        )
+        if created:
+            self.stdout.write("added the local sample partner (its signals come from the replay)")
