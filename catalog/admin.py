@@ -18,11 +18,13 @@ from catalog.feeds.registry import feed_get
 from catalog.feeds.runner import feed_run
 from catalog.models import (
     AgentFrameworkPack,
+    CalendarEvent,
     Candle,
     CatalogAgent,
     DailyCounter,
     DeskSignal,
     EditorialPiece,
+    EquityQuote,
     ExchangeMarket,
     FeedState,
     FundingRate,
@@ -44,6 +46,7 @@ from catalog.models import (
     WorkerHeartbeat,
     YieldPool,
 )
+from catalog.models.calendar import MANUAL
 from catalog.services import sku_set_status
 
 
@@ -274,6 +277,80 @@ class TradingModuleAdmin(admin.ModelAdmin):
     search_fields = ["slug", "name"]
 
 
+@admin.register(CalendarEvent)
+class CalendarEventAdmin(admin.ModelAdmin):
+    """Macro events: the calendar feed's (read-only here: the next pass would overwrite an
+    edit) and the ones staff add (source "manual", theirs to edit; no pass touches them)."""
+
+    list_display = [
+        "starts_at",
+        "title",
+        "impact",
+        "category",
+        "country",
+        "source",
+        "calendar",
+        "impact_basis",
+        "all_day",
+        "replay",
+    ]
+    list_filter = ["impact", "source", "calendar", "category", "country", "replay", "all_day"]
+    search_fields = ["title", "description", "uid", "category"]
+    date_hierarchy = "starts_at"
+    fields = [
+        "title",
+        "impact",
+        "category",
+        "country",
+        "starts_at",
+        "ends_at",
+        "all_day",
+        "description",
+        "url",
+        "source",
+        "calendar",
+        "uid",
+        "impact_basis",
+        "replay",
+        "observed_at",
+    ]
+    readonly_fields = ["source", "calendar", "uid", "impact_basis", "replay", "observed_at"]
+
+    def has_change_permission(self, request: HttpRequest, obj: CalendarEvent | None = None) -> bool:
+        if obj is not None and obj.ingested:
+            return False  # the feed's row: shown, not edited
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: CalendarEvent | None = None) -> bool:
+        if obj is not None and obj.ingested:
+            return False  # the next pass would bring it back; the calendar is the source
+        return super().has_delete_permission(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: CalendarEvent, form, change: bool) -> None:
+        # Whatever staff save here is a staff event: no feed upserts or prunes it.
+        obj.source, obj.calendar, obj.uid = MANUAL, "", ""
+        obj.impact_basis = MANUAL
+        obj.replay = False
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(EquityQuote)
+class EquityQuoteAdmin(ReadOnlyAdmin):
+    list_display = [
+        "symbol",
+        "name",
+        "price",
+        "currency",
+        "quoted_at",
+        "source",
+        "venue_symbol",
+        "replay",
+        "observed_at",
+    ]
+    list_filter = ["source", "currency", "replay"]
+    search_fields = ["symbol", "name", "venue_symbol"]
+
+
 @admin.register(RpcEndpoint)
 class RpcEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "url", "affiliate_url", "enabled"]
@@ -297,7 +374,19 @@ for model, fields in [
     ),
     (
         TokenizedAsset,
-        ["symbol", "name", "venue", "on_watchlist", "last_price", "source", "replay", "updated_at"],
+        [
+            "symbol",
+            "name",
+            "venue",
+            "on_watchlist",
+            "last_price",
+            "underlying",
+            "underlying_price",
+            "underlying_as_of",
+            "source",
+            "replay",
+            "updated_at",
+        ],
     ),
     (Candle, ["exchange", "symbol", "timeframe", "open_time", "close", "volume", "replay"]),
     (FundingRate, ["exchange", "symbol", "rate", "funding_at", "next_funding_at", "replay", "observed_at"]),

@@ -14,7 +14,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from catalog.analytics.series import timeframe_delta
-from catalog.models import Candle, ExchangeMarket
+from catalog.models import Candle, EquityQuote, ExchangeMarket, TokenizedAsset
 
 Shape = Callable[[int], float]
 
@@ -109,3 +109,65 @@ def market_write(
 
 def minutes_ago(n: float) -> datetime:
     return timezone.now() - timedelta(minutes=n)
+
+
+def tokenized_write(
+    *,
+    symbol: str,
+    underlying: str,
+    last_price: float,
+    underlying_price: float | None,
+    venue: str = "bybit",
+    change_24h_pct: float | None = 0.5,
+    price_age_minutes: float = 1.0,
+    underlying_as_of: datetime | None = None,
+    replay: bool = False,
+    now: datetime | None = None,
+) -> TokenizedAsset:
+    """A watchlist token priced by the exchanges feed, with its underlying's reference quote
+    (as the equities feed sets it), `price_age_minutes` old."""
+    now = now or timezone.now()
+    return TokenizedAsset.objects.create(
+        symbol=symbol,
+        name=f"{symbol} token",
+        venue=venue,
+        underlying=underlying,
+        last_price=Decimal(str(last_price)),
+        change_24h_pct=Decimal(str(change_24h_pct)) if change_24h_pct is not None else None,
+        underlying_price=Decimal(str(underlying_price)) if underlying_price is not None else None,
+        underlying_source="equities" if underlying_price is not None else "",
+        underlying_as_of=(underlying_as_of or now) if underlying_price is not None else None,
+        underlying_replay=replay,
+        source="exchanges",
+        replay=replay,
+        updated_at=now - timedelta(minutes=price_age_minutes),
+    )
+
+
+def equity_quote_write(*, symbol: str, price: float, quoted_at: datetime | None = None) -> EquityQuote:
+    """A reference quote as the equities feed writes it."""
+    return EquityQuote.objects.create(
+        symbol=symbol,
+        venue_symbol=f"{symbol.lower()}.us",
+        name=symbol,
+        price=Decimal(str(price)),
+        currency="USD",
+        quoted_at=quoted_at or timezone.now(),
+        source="equities",
+    )
+
+
+def tokenized_market_write(now: datetime | None = None) -> list[TokenizedAsset]:
+    """Two tokenized equities and a tokenized gold with known premiums and listings: AAPLX
+    2 % above AAPL (wide spread on a thin book), TSLAX 1 % below TSLA, PAXG 0.1 % above XAU."""
+    rows = [
+        tokenized_write(symbol="AAPLX", underlying="AAPL", last_price=204.0, underlying_price=200.0, now=now),
+        tokenized_write(symbol="TSLAX", underlying="TSLA", last_price=297.0, underlying_price=300.0, now=now),
+        tokenized_write(
+            symbol="PAXG", underlying="XAU", last_price=2652.65, underlying_price=2650.0, now=now
+        ),
+    ]
+    market_write(exchange="bybit", symbol="AAPLX/USDT", bid=203.5, ask=204.5, volume_24h_usd=120_000.0)
+    market_write(exchange="bybit", symbol="TSLAX/USDT", bid=296.97, ask=297.03, volume_24h_usd=2_000_000.0)
+    market_write(exchange="bybit", symbol="PAXG/USDT", bid=2652.5, ask=2652.8, volume_24h_usd=9_000_000.0)
+    return rows

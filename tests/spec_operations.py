@@ -155,6 +155,8 @@ SPEC_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
 # Operations this service adds to the document (each documented in the OpenAPI schema).
 ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
     {
+        # SKUs the interface has no x402 path for (sold by x402 at their own path)
+        ("GET", "/api/a2a/x402/tokenized/premium"),
         # the self-hosted x402 facilitator
         ("GET", "/api/a2a/facilitator/supported"),
         ("POST", "/api/a2a/facilitator/verify"),

@@ -393,6 +393,36 @@ EXCHANGE_API_BASES = env.str("EXCHANGE_API_BASES", default="")
 EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "120", "1h": "48"})
 # Tokenized assets priced from the exchanges' tickers: "SYMBOL|name|underlying,...".
 TOKENIZED_WATCHLIST = env.list("TOKENIZED_WATCHLIST", default=["PAXG|PAX Gold|XAU", "XAUT|Tether Gold|XAU"])
+# Calendar feed (catalog/feeds/calendar/): ICS calendars, comma-separated `name|url[|country]`
+# (the name is the events' calendar and the replay sample's file name). Defaults: the release
+# calendars the US statistical agencies publish as iCalendar: BLS (employment situation, CPI,
+# PPI, JOLTS) and BEA (GDP, personal income and outlays/PCE, trade). Central banks (FOMC, ECB)
+# publish their meeting dates as web pages, not ICS: staff add those in the admin (manual
+# events) or list an ICS URL here. Events are kept from CALENDAR_PAST_DAYS before the pass to
+# CALENDAR_HORIZON_DAYS after it.
+CALENDAR_ICS_URLS = env.str(
+    "CALENDAR_ICS_URLS",
+    default=",".join(
+        [
+            "bls|https://www.bls.gov/schedule/news_release/bls.ics|US",
+            "bea|https://www.bea.gov/news/schedule/ics/online-calendar-subscription.ics|US",
+        ]
+    ),
+)
+CALENDAR_PAST_DAYS = env.int("CALENDAR_PAST_DAYS", default=7)
+CALENDAR_HORIZON_DAYS = env.int("CALENDAR_HORIZON_DAYS", default=60)
+# Equities feed (catalog/feeds/equities/): Stooq's keyless CSV quotes. EQUITY_SYMBOLS: tickers
+# (US listings; "SAP.DE" for another Stooq market); the tokenized watchlist's underlyings are
+# added. EQUITY_QUOTES_TZ: the zone of Stooq's date/time columns (its site's clock, Poland).
+EQUITY_QUOTES_URL = env.str("EQUITY_QUOTES_URL", default="https://stooq.com/q/l/")
+EQUITY_SYMBOLS = env.list(
+    "EQUITY_SYMBOLS",
+    default=["SPY", "QQQ", "AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "GOOGL", "META", "COIN", "MSTR"],
+)
+EQUITY_QUOTES_TZ = env.str("EQUITY_QUOTES_TZ", default="Europe/Warsaw")
+# The tokenized premium products flag an underlying quote older than this (while its market is
+# open; while it is closed, older than this before the last close).
+TOKENIZED_UNDERLYING_MAX_AGE_MINUTES = env.int("TOKENIZED_UNDERLYING_MAX_AGE_MINUTES", default=30)
 # Retention of candles and funding readings (the feeds' pruning schedule reads it).
 EXCHANGE_RETENTION_DAYS = env.int("EXCHANGE_RETENTION_DAYS", default=14)
 # Per connect and per read of a delivery: a receiver that drips bytes resets it each time...

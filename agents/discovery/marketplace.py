@@ -22,7 +22,7 @@ MARKETPLACE_CAPABILITIES: dict[str, str | None] = {
     "intel_latest": "signals",
     "exchange_market_discovery": None,
     "tokenized_watchlist": None,
-    "tokenized_premium_digest": "tokenized_session_desk",
+    "tokenized_premium_digest": "tokenized_premium",
     "market_agent_news": None,
 }
 

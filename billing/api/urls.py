@@ -36,7 +36,6 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 # (method, path, operation id, summary, tag, query, body[, deprecated])
 PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("GET", "api/a2a/tokenized/signals", "tokenized_signals", "Tokenized asset signals", M, None, None),
-    ("GET", "api/a2a/tokenized/premium", "tokenized_premium", "Tokenized premium digest", M, None, None),
     ("GET", "api/a2a/tokenized/scalp", "tokenized_scalp", "Tokenized scalp setups", M, None, None),
     ("GET", "api/a2a/equity/intel", "equity_intel", "Equity intelligence", M, None, None),
     ("GET", "api/a2a/equity/scalp", "equity_scalp", "Equity scalp setups", M, None, None),

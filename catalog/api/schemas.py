@@ -279,6 +279,14 @@ class TokenizedAssetOut(Out):
     last_price: float | None
     change_24h_pct: float | None
     updated_at: str
+    underlying_price: float | None = Field(
+        default=None, description="the underlying's reference quote (equities feed), in USD"
+    )
+    underlying_as_of: str | None = Field(default=None, description="ISO 8601 UTC: that quote's own time")
+    premium_pct: float | None = Field(
+        default=None, description="last_price / underlying_price - 1, in percent (+: above the underlying)"
+    )
+    premium_bps: float | None = Field(default=None, description="the same in basis points")
 
 
 class TokenizedWatchlistOut(Out):

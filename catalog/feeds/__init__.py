@@ -7,4 +7,13 @@ this package is imported: the replay server (catalog/feeds/replay.py) runs witho
 
 def adapters_load() -> None:
     """Import every adapter package; each registers its FeedSource once."""
-    from catalog.feeds import defillama, exchanges, federation, kalshi, news, polymarket  # noqa: F401
+    from catalog.feeds import (  # noqa: F401
+        calendar,
+        defillama,
+        equities,
+        exchanges,
+        federation,
+        kalshi,
+        news,
+        polymarket,
+    )

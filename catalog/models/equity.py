@@ -10,7 +10,11 @@ from django.utils import timezone
 class EquityQuote(models.Model):
     """The latest quote of one ticker from one source (rewritten by each pass)."""
 
-    symbol = models.CharField(max_length=20, help_text="the listing's ticker, e.g. AAPL, SPY")
+    symbol = models.CharField(
+        max_length=20, help_text="the listing's ticker, e.g. AAPL, SPY (XAU for spot gold)"
+    )
+    # The source's own name for it (Stooq: AAPL.US, XAUUSD).
+    venue_symbol = models.CharField(max_length=32, blank=True)
     name = models.CharField(max_length=120, blank=True)
     price = models.DecimalField(max_digits=24, decimal_places=6)
     open = models.DecimalField(max_digits=24, decimal_places=6, null=True, blank=True)

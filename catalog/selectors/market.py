@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from a2a_service.core.formats import iso, naive_utc
 from a2a_service.core.money import usdc_from_atomic
+from catalog.analytics.premium import premium
 from catalog.api import schemas as s
 from catalog.models import (
     EditorialPiece,
@@ -222,28 +223,57 @@ def exchange_markets(base: str) -> s.ExchangeMarketsOut:
     )
 
 
+def tokenized_asset_out(a: TokenizedAsset) -> s.TokenizedAssetOut:
+    gap = premium(a.last_price, a.underlying_price)
+    return s.TokenizedAssetOut(
+        symbol=a.symbol,
+        name=a.name,
+        venue=a.venue,
+        underlying=a.underlying,
+        last_price=_f(a.last_price),
+        change_24h_pct=_f(a.change_24h_pct),
+        updated_at=iso(a.updated_at) or "",
+        underlying_price=_f(a.underlying_price),
+        underlying_as_of=iso(a.underlying_as_of),
+        premium_pct=gap.pct if gap else None,
+        premium_bps=gap.bps if gap else None,
+    )
+
+
+def tokenized_underlying_sources(assets: QuerySet[TokenizedAsset]) -> list[s.CatalogSourceOut]:
+    """The provenance of the watchlist's reference prices (the equities feed's quotes)."""
+    groups = (
+        assets.filter(underlying_price__isnull=False)
+        .order_by()
+        .values("underlying_source", "underlying_replay")
+        .annotate(n=Count("id"), seen=Max("underlying_as_of"))
+    )
+    return sorted(
+        (
+            s.CatalogSourceOut(
+                name=g["underlying_source"] or "manual",
+                replay=g["underlying_replay"],
+                items=g["n"],
+                as_of=iso(g["seen"]),
+            )
+            for g in groups
+        ),
+        key=lambda x: (x.name, x.replay),
+    )
+
+
 def tokenized_watchlist(base: str) -> s.TokenizedWatchlistOut:
     assets = TokenizedAsset.objects.filter(on_watchlist=True)
     return s.TokenizedWatchlistOut(
-        watchlist=[
-            s.TokenizedAssetOut(
-                symbol=a.symbol,
-                name=a.name,
-                venue=a.venue,
-                underlying=a.underlying,
-                last_price=_f(a.last_price),
-                change_24h_pct=_f(a.change_24h_pct),
-                updated_at=iso(a.updated_at) or "",
-            )
-            for a in assets
-        ],
+        watchlist=[tokenized_asset_out(a) for a in assets],
         trading_api={
             "auto_route": "manual routing only",
             "session_desk": absolute(base, "/api/a2a/x402/tokenized/session-desk"),
         },
         paid=[sku_out(x) for x in on_sale().filter(family="tokenized")],
         as_of=iso(assets.aggregate(t=Max("updated_at"))["t"]),
-        sources=ingested_sources(assets, venue_field="venue", seen_field="updated_at"),
+        sources=ingested_sources(assets, venue_field="venue", seen_field="updated_at")
+        + tokenized_underlying_sources(assets),
     )
 
 
