@@ -7,4 +7,6 @@ this package is imported: the replay server (catalog/feeds/replay.py) runs witho
 
 def adapters_load() -> None:
     """Import every adapter package; each registers its FeedSource once."""
+    import catalog.feeds.chain  # noqa: F401
+    import catalog.feeds.rpcprobe  # noqa: F401
     from catalog.feeds import defillama, exchanges, kalshi, news, polymarket  # noqa: F401
