@@ -5,6 +5,7 @@ measurements, not failed passes; replay and auto mode; the telemetry nodes they 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -283,3 +284,129 @@ def test_no_endpoint_at_all_is_a_quiet_pass(settings):
     settings.RPC_PROBE_OWN_CHAIN = ""
     state = feed_run(name="rpc_probes", mode="live")
     assert state.outcome == "ok" and state.rows_written == 0 and "no RPC endpoint" in state.last_note
+
+
+# --- the free reads -------------------------------------------------------------------------------
+def _probe(
+    ep, *, ok=True, latency=None, head=None, lag=None, minutes=1.0, replay=False, error="", version="v"
+):
+    from datetime import timedelta
+
+    return RpcProbe.objects.create(
+        endpoint=ep,
+        ok=ok,
+        latency_ms=latency,
+        block_number=head,
+        lag_blocks=lag,
+        chain_id=8453 if ok else None,
+        client_version=version if ok else "",
+        error=error,
+        replay=replay,
+        probed_at=timezone.now() - timedelta(minutes=minutes),
+    )
+
+
+def test_the_speed_index_computes_each_endpoint_s_figures_and_ranks_them(api):
+    fast = RpcEndpoint.objects.create(name="fast", url="https://fast.example.com", region="eu", country="DE")
+    slow = RpcEndpoint.objects.create(
+        name="slow", url="https://slow.example.com", affiliate_url="https://ref.example.com"
+    )
+    dead = RpcEndpoint.objects.create(name="dead", url="https://dead.example.com")
+    off = RpcEndpoint.objects.create(name="off", url="https://off.example.com", enabled=False)
+    for i, ms in enumerate([10.0, 20.0, 30.0, 40.0, 1000.0]):
+        _probe(fast, latency=ms, head=100 + i, lag=i % 2, minutes=10 - i, version=f"geth/{i}")
+    _probe(fast, ok=False, error="Timeout: read timed out", minutes=0.5)
+    for ms in (80.0, 90.0):
+        _probe(slow, latency=ms, head=100, lag=3)
+    _probe(slow, latency=5.0, head=90, minutes=60 * 25)  # outside the window
+    _probe(dead, ok=False, error="ConnectionError: refused")
+    _probe(off, latency=1.0, head=1)
+    body = api.get("/api/a2a/benchmarks/rpc").json()
+    entries = {e["name"]: e for e in body["endpoints"]}
+    assert set(entries) == {"fast", "slow", "dead"}  # enabled endpoints only
+    f = entries["fast"]
+    assert (f["probes_24h"], f["success_rate_24h"]) == (6, 83.3)
+    assert f["median_latency_ms_24h"] == 30.0
+    assert f["p95_latency_ms_24h"] == round(float(np.percentile([10, 20, 30, 40, 1000], 95)), 2) == 808.0
+    assert (f["last_ok"], f["last_error"], f["last_lag_blocks"]) == (False, "Timeout: read timed out", None)
+    assert (f["last_block"], f["client_version"], f["chain_id"]) == (104, "geth/4", 8453)  # newest ok probe
+    assert f["median_lag_blocks_24h"] == 0.0 and (f["region"], f["country"]) == ("eu", "DE")
+    s = entries["slow"]
+    assert (s["probes_24h"], s["success_rate_24h"], s["median_latency_ms_24h"]) == (2, 100.0, 85.0)
+    assert s["affiliate_url"] == "https://ref.example.com" and s["last_lag_blocks"] == 3
+    d = entries["dead"]
+    assert (d["success_rate_24h"], d["median_latency_ms_24h"], d["last_ok"]) == (0.0, None, False)
+    assert body["ranking"] == ["fast", "slow"]  # by median latency; no successful probe: unranked
+    assert body["window_hours"] == 24 and "median latency" in body["method"]
+    assert body["sources"] == [
+        {"name": "rpc_probes", "items": 9, "replay": False, "venue": None, "as_of": body["as_of"]}
+    ]
+
+
+def test_the_speed_index_and_telemetry_after_a_replay_pass(api, replay, settings):
+    settings.RPC_PROBE_URLS = (
+        "base-official|https://mainnet.base.org|us-east|US,llamarpc|https://base.llamarpc.com|eu|NL"
+    )
+    settings.RPC_PROBE_OWN_CHAIN = ""
+    assert feed_run(name="rpc_probes", mode="replay").outcome == "ok"
+    index = api.get("/api/a2a/benchmarks/rpc").json()
+    assert {e["name"] for e in index["endpoints"]} == {"base-official", "llamarpc"}
+    assert all(e["replay"] and e["probes_24h"] == 1 for e in index["endpoints"])
+    assert index["sources"][0]["replay"] is True and index["sources"][0]["items"] == 2
+    assert {e["name"]: e["last_lag_blocks"] for e in index["endpoints"]} == {
+        "base-official": 0,
+        "llamarpc": 3,
+    }
+
+    status = api.get("/api/a2a/telemetry/status").json()
+    assert (status["nodes_total"], status["nodes_online"], status["regions"], status["countries"]) == (
+        2,
+        2,
+        2,
+        2,
+    )
+    assert status["median_latency_ms"] is not None and status["as_of"] == status["last_seen_at"]
+    assert status["sources"] == [
+        {"name": "rpc_probes", "items": 2, "replay": True, "venue": None, "as_of": status["as_of"]}
+    ]
+    nodes = api.get("/api/a2a/telemetry/nodes").json()
+    assert nodes["count"] == 2 and {(n["region"], n["country"]) for n in nodes["nodes"]} == {
+        ("us-east", "US"),
+        ("eu", "NL"),
+    }
+    assert nodes["sources"][0]["replay"] is True and nodes["as_of"] == status["as_of"]
+
+
+def test_telemetry_detail_is_sold_with_its_provenance_and_503_when_stale(api, replay, settings):
+    from datetime import timedelta
+
+    from eth_account import Account as EthAccount
+
+    from billing.credits import credit_add
+    from billing.models import Account, LedgerEntry
+    from catalog.services import catalog_seed
+    from tests.wallets import register_over_http
+
+    catalog_seed()
+    wallet = EthAccount.create()
+    key = register_over_http(api, wallet).json()["api_key"]
+    account = Account.objects.get(wallet_address=wallet.address.lower())
+    credit_add(
+        account_id=account.id, amount_atomic=1_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
+    )
+    settings.RPC_PROBE_URLS = "llamarpc|https://base.llamarpc.com|eu|NL"
+    feed_run(name="rpc_probes", mode="replay")
+    TelemetryNode.objects.create(node_id="staff-node", region="us", country="US", latency_ms=20.0)
+    body = api.get("/api/a2a/telemetry/detail", HTTP_X_API_KEY=key).json()
+    assert body["count"] == 2 and body["replay"] is True and body["stale"] is False
+    assert {(x["name"], x["replay"]) for x in body["sources"]} == {("rpc_probes", True), ("manual", False)}
+    llama = next(n for n in body["nodes"] if n["node_id"] == "llamarpc")
+    probe = RpcProbe.objects.get(endpoint__name="llamarpc")
+    assert (llama["latency_ms"], llama["online"], llama["replay"]) == (probe.latency_ms, True, True)
+    assert llama["version"] == probe.client_version[:64]
+    assert body["mean_latency_ms_online"] == round((probe.latency_ms + 20.0) / 2, 2)
+    before = Account.objects.get(pk=account.pk).credit_balance_atomic
+    TelemetryNode.objects.update(last_seen_at=timezone.now() - timedelta(hours=2))
+    resp = api.get("/api/a2a/telemetry/detail", HTTP_X_API_KEY=key)
+    assert resp.status_code == 503
+    assert Account.objects.get(pk=account.pk).credit_balance_atomic == before
