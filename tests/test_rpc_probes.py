@@ -410,3 +410,14 @@ def test_telemetry_detail_is_sold_with_its_provenance_and_503_when_stale(api, re
     resp = api.get("/api/a2a/telemetry/detail", HTTP_X_API_KEY=key)
     assert resp.status_code == 503
     assert Account.objects.get(pk=account.pk).credit_balance_atomic == before
+
+
+def test_make_run_probes_the_local_chain_it_started():
+    from a2a_service.devstack import local_chain_probed
+
+    env: dict[str, str] = {}
+    local_chain_probed(env)
+    assert env == {"RPC_PROBE_OWN_CHAIN": "local-anvil|local"}
+    env = {"RPC_PROBE_OWN_CHAIN": ""}  # the operator's choice stands
+    local_chain_probed(env)
+    assert env == {"RPC_PROBE_OWN_CHAIN": ""}

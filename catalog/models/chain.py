@@ -11,10 +11,10 @@ from django.utils import timezone
 REWARD_PERCENTILES: tuple[int, ...] = (10, 25, 50, 70, 90, 99)
 
 
-def _wei(**kwargs: object) -> models.DecimalField:
+def _wei(*, null: bool = False, blank: bool = False, help_text: str = "") -> models.DecimalField:
     # Wei amounts as whole numbers: a fee per gas fits a bigint on any real chain, but nothing
     # in the protocol bounds it, and a node's answer is outside input.
-    return models.DecimalField(max_digits=40, decimal_places=0, **kwargs)  # type: ignore[arg-type]
+    return models.DecimalField(max_digits=40, decimal_places=0, null=null, blank=blank, help_text=help_text)
 
 
 class GasFeeBlock(models.Model):

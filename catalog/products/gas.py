@@ -265,14 +265,6 @@ def _eth_usd() -> ExchangeMarket | None:
     )
 
 
-def _price_for(call: ProductCall) -> int | None:
-    """Before any payment: a symbol the service has no market for is 404 (not a 503)."""
-    params = cast(MevExecHintParams, call.params)
-    if not _symbol_known(params.symbol):
-        raise NotFound(f"no market data for {params.symbol}")
-    return None
-
-
 def _available() -> tuple[bool, str]:
     newest = GasFeeBlock.objects.order_by("-observed_at").values_list("observed_at", flat=True).first()
     if newest is None or timezone.now() - newest > FEE_MAX_AGE:
@@ -328,9 +320,10 @@ def mev_exec_hint_pack(call: ProductCall) -> dict[str, Any]:
     max_tip = by_target[MAX_FEE_TIP_TARGET]
     max_fee = math.ceil(max(next_wei, node_next or 0) * headroom) + max_tip
 
-    # The market: book top, volatility, tolerance.
+    # The market: book top, volatility, tolerance. A symbol the service has no market for at
+    # all is 404 (the hold is released: nothing is charged), one gone quiet is 503.
     if not _symbol_known(params.symbol):
-        raise NotFound(f"no market data for {params.symbol}")
+        raise NotFound(f"no market data for {params.symbol}; nothing was charged")
     top = _book_top(params.symbol, params.side)
     prov.add(source=top.source, venue=top.exchange, replay=top.replay, as_of=top.updated_at)
     series = ohlcv(params.symbol, "1m", limit=VOL_BARS)
@@ -467,7 +460,6 @@ register(
         run=mev_exec_hint_pack,
         params=MevExecHintParams,
         output=MevExecHintOut,
-        price_for=_price_for,
         available=_available,
     )
 )
