@@ -6,7 +6,8 @@ all of them on Ctrl-C (or when any one of them dies), so nothing is left running
 
 Feeds: the replay server (catalog/feeds/replay.py) serves the recorded samples on
 FEEDS_REPLAY_URL's port, FEEDS_MODE defaults to auto (live, replay for a source it cannot
-reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once."""
+reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once. The local
+chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,13 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
     return chain
 
 
+def local_chain_probed(env: dict[str, str]) -> None:
+    """The local chain this stack started is one of the RPC probe feed's endpoints, so that
+    offline the telemetry map and the speed index still show a live node. Only the chain the
+    stack started: a CHAIN_RPC_URL of your own is not published unless you set it yourself."""
+    env.setdefault("RPC_PROBE_OWN_CHAIN", "local-anvil|local")
+
+
 def replay_command(env: dict[str, str]) -> list[str]:
     """The replay server on FEEDS_REPLAY_URL's host and port (a plain process: no Django)."""
     url = urlsplit(env.get("FEEDS_REPLAY_URL", "http://127.0.0.1:8765"))
@@ -138,6 +146,7 @@ def main() -> int:
     chain = start_chain(env, port)
     if chain is not None:
         procs["chain"] = chain
+        local_chain_probed(env)
 
     def stop(*_args: object) -> None:
         nonlocal stopping

@@ -28,6 +28,7 @@ from catalog.models import (
     ExchangeMarket,
     FeedState,
     FundingRate,
+    GasFeeBlock,
     Integration,
     NewsItem,
     PartnerAgent,
@@ -353,9 +354,12 @@ class EquityQuoteAdmin(ReadOnlyAdmin):
 
 @admin.register(RpcEndpoint)
 class RpcEndpointAdmin(admin.ModelAdmin):
-    list_display = ["name", "url", "affiliate_url", "enabled"]
-    list_filter = ["enabled"]
+    list_display = ["name", "url", "affiliate_url", "region", "country", "origin", "enabled"]
+    list_filter = ["enabled", "origin"]
     search_fields = ["name", "url"]
+    # Rows of the setting are rewritten by each probe pass (only their affiliate link and
+    # `enabled` stay staff's until the next pass); rows staff add are staff's.
+    readonly_fields = ["origin"]
 
 
 for model, fields in [
@@ -393,10 +397,38 @@ for model, fields in [
     (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at", "status", "replay"]),
     (PredictionPrice, ["market", "yes_price", "replay", "observed_at"]),
     (YieldPool, ["project", "chain", "symbol", "tvl_usd", "apy", "apy_mean_30d", "replay", "observed_at"]),
-    (TelemetryNode, ["node_id", "region", "country", "online", "latency_ms", "last_seen_at"]),
+    (
+        TelemetryNode,
+        ["node_id", "region", "country", "online", "latency_ms", "source", "replay", "last_seen_at"],
+    ),
     (RegimeSnapshot, ["regime", "confidence", "computed_at"]),
     (DeskSignal, ["desk", "symbol", "side", "pnl_pct", "opened_at", "closed_at"]),
-    (RpcProbe, ["endpoint", "ok", "latency_ms", "block_number", "probed_at"]),
+    (
+        RpcProbe,
+        [
+            "endpoint",
+            "ok",
+            "latency_ms",
+            "block_number",
+            "lag_blocks",
+            "client_version",
+            "error",
+            "replay",
+            "probed_at",
+        ],
+    ),
+    (
+        GasFeeBlock,
+        [
+            "chain_id",
+            "block_number",
+            "base_fee_wei",
+            "gas_used_ratio",
+            "priority_fee_p50_wei",
+            "replay",
+            "observed_at",
+        ],
+    ),
     (SpreadSnapshot, ["symbol", "venue_a", "venue_b", "spread_bps", "captured_at"]),
     (DailyCounter, ["day", "metric", "key", "count"]),
     (WorkerHeartbeat, ["name", "hostname", "beat_at"]),

@@ -6,7 +6,6 @@ import os
 import socket
 from collections.abc import Callable
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,7 +15,6 @@ from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
     Integration,
-    RpcEndpoint,
     Sku,
     Teaser,
     TradingModule,
@@ -136,8 +134,10 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
     for seed in SEEDERS:
         seed()
 
-    # The chain this deployment settles on is the first RPC endpoint the index probes.
-    RpcEndpoint.objects.get_or_create(name="configured chain RPC", defaults={"url": settings.CHAIN_RPC_URL})
+    # No RPC endpoint is seeded: the probe feed keeps the endpoints of RPC_PROBE_URLS (and the
+    # service's own chain node, when RPC_PROBE_OWN_CHAIN names it) in sync itself. Seeding
+    # CHAIN_RPC_URL here would publish the operator's node URL (often carrying an API key) on
+    # the public speed index.
     return created
 
 

@@ -171,3 +171,56 @@ def tokenized_market_write(now: datetime | None = None) -> list[TokenizedAsset]:
     market_write(exchange="bybit", symbol="TSLAX/USDT", bid=296.97, ask=297.03, volume_24h_usd=2_000_000.0)
     market_write(exchange="bybit", symbol="PAXG/USDT", bid=2652.5, ask=2652.8, volume_24h_usd=9_000_000.0)
     return rows
+
+
+def fee_history_write(
+    *,
+    chain_id: int = 8453,
+    newest_block: int = 1_000,
+    base_fee: int = 10 * 10**9,
+    ratios: list[float] | None = None,
+    tips: list[int] | None = None,
+    elasticity: int = 2,
+    denominator: int = 8,
+    observed_at: datetime | None = None,
+    replay: bool = False,
+) -> list:
+    """A fee history as the chain feed writes it: one GasFeeBlock per gas-used ratio (default
+    20 half-full blocks), oldest first, the base fee following EIP-1559 from `base_fee` (each
+    row's next_base_fee_wei is the following one's, the newest's the rule's projection), and
+    each block's tips: p50 from `tips` (default 1 gwei), the other percentiles scaled from it."""
+    from catalog.models import GasFeeBlock
+    from catalog.products.gas import eip1559_next_base_fee
+
+    ratios = ratios if ratios is not None else [0.5] * 20
+    tips = tips if tips is not None else [10**9] * len(ratios)
+    observed_at = observed_at or timezone.now()
+    oldest = newest_block - len(ratios) + 1
+    fees = [base_fee]
+    for ratio in ratios:
+        fees.append(eip1559_next_base_fee(fees[-1], ratio, elasticity=elasticity, denominator=denominator))
+    rows = []
+    for i, (ratio, tip) in enumerate(zip(ratios, tips, strict=True)):
+        scaled = {10: tip // 10, 25: tip // 2, 50: tip, 70: tip * 2, 90: tip * 5, 99: tip * 20}
+        rows.append(
+            GasFeeBlock.objects.create(
+                chain_id=chain_id,
+                block_number=oldest + i,
+                base_fee_wei=fees[i],
+                next_base_fee_wei=fees[i + 1],
+                gas_used_ratio=ratio,
+                **{f"priority_fee_p{p}_wei": v for p, v in scaled.items()},
+                source="chain",
+                replay=replay,
+                observed_at=observed_at,
+            )
+        )
+    return rows
+
+
+def mev_market_write(*, symbol: str = "ETH/USDT", price: float = 3000.0, size: float = 10.0) -> None:
+    """What the MEV hint pack reads besides the fee history: a book top (bid/ask 1 bp around
+    `price`, `size` on each side) and 200 one-minute bars oscillating around it."""
+    half = price * 0.00005
+    market_write(exchange="binance", symbol=symbol, bid=price - half, ask=price + half, size=size)
+    candles_write(symbol=symbol, shape=band(mid=price, amplitude=0.002), timeframe="1m", bars=200)

@@ -16,7 +16,7 @@ from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
-from tests.marketdata import tokenized_market_write
+from tests.marketdata import fee_history_write, mev_market_write, tokenized_market_write
 from tests.test_federation import federation_data
 from tests.wallets import register_over_http
 
@@ -65,6 +65,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     TelemetryNode.objects.create(node_id="n2", region="us", country="US", latency_ms=None, online=False)
     federation_data(prices=False)
     tokenized_market_write()  # tokenized_premium, tokenized_session_desk
+    fee_history_write(), mev_market_write()  # mev_exec_hint_pack
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

@@ -501,3 +501,35 @@ DEFILLAMA_YIELDS_URL = env.str("DEFILLAMA_YIELDS_URL", default="https://yields.l
 DEFILLAMA_MIN_TVL_USD = env.float("DEFILLAMA_MIN_TVL_USD", default=1_000_000.0)
 DEFILLAMA_MAX_POOLS = env.int("DEFILLAMA_MAX_POOLS", default=500)
 DEFILLAMA_MAX_BODY_BYTES = env.int("DEFILLAMA_MAX_BODY_BYTES", default=64 * 1024 * 1024)
+
+# --- feeds: the chain's fee history and the RPC probes (catalog/feeds/chain, rpcprobe) --------
+# The chain feed reads eth_feeHistory of CHAIN_RPC_URL over this many newest blocks, with the
+# reward percentiles 10/25/50/70/90/99; each block's row is kept CHAIN_FEE_RETENTION_DAYS.
+CHAIN_FEE_HISTORY_BLOCKS = env.int("CHAIN_FEE_HISTORY_BLOCKS", default=20)
+CHAIN_FEE_RETENTION_DAYS = env.int("CHAIN_FEE_RETENTION_DAYS", default=7)
+# The chain's EIP-1559 parameters for projecting the next block's base fee: EIP-1559's own
+# (elasticity 2, change denominator 8) are Ethereum's and anvil's; OP-stack chains such as Base
+# use their own (Base: 6 and 250).
+CHAIN_EIP1559_ELASTICITY = env.int("CHAIN_EIP1559_ELASTICITY", default=2)
+CHAIN_EIP1559_DENOMINATOR = env.int("CHAIN_EIP1559_DENOMINATOR", default=8)
+# Endpoints the RPC probe feed measures: comma-separated `name|url` or `name|url|region|country`
+# (plus the enabled endpoints staff add in the admin). Defaults: public Base mainnet endpoints.
+RPC_PROBE_URLS = env.str(
+    "RPC_PROBE_URLS",
+    default=",".join(
+        [
+            "base-official|https://mainnet.base.org",
+            "publicnode|https://base-rpc.publicnode.com",
+            "llamarpc|https://base.llamarpc.com",
+            "1rpc|https://1rpc.io/base",
+            "drpc|https://base.drpc.org",
+        ]
+    ),
+)
+# `name` or `name|region|country`: the service's own chain node (CHAIN_RPC_URL) is probed too,
+# under that name; empty: not probed. `make run` sets local-anvil for its local chain.
+RPC_PROBE_OWN_CHAIN = env.str("RPC_PROBE_OWN_CHAIN", default="")
+# Each JSON-RPC call of a probe gives up after this long (connect, read and the whole exchange).
+RPC_PROBE_TIMEOUT_SECONDS = env.float("RPC_PROBE_TIMEOUT_SECONDS", default=5.0)
+# Endpoints probed at once (each probe is a few sequential calls).
+RPC_PROBE_CONCURRENCY = env.int("RPC_PROBE_CONCURRENCY", default=8)

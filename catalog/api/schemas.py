@@ -125,16 +125,34 @@ class RpcIndexEntryOut(Out):
     name: str
     url: str
     affiliate_url: str | None
+    region: str = Field(
+        description="where the endpoint is, as its operator or staff set it; empty if unknown"
+    )
+    country: str = Field(description="ISO 3166 alpha-2; empty if unknown")
+    chain_id: int | None = Field(description="eth_chainId at its newest successful probe")
+    client_version: str | None = Field(description="web3_clientVersion at its newest successful probe")
     probes_24h: int
-    success_rate_24h: float | None
-    median_latency_ms_24h: float | None
+    success_rate_24h: float | None = Field(description="percent of the probes that answered eth_blockNumber")
+    median_latency_ms_24h: float | None = Field(description="median latency of the successful probes")
+    p95_latency_ms_24h: float | None = Field(description="95th percentile latency of the successful probes")
     last_block: int | None
+    last_lag_blocks: int | None = Field(
+        description="blocks behind the best head among the endpoints of its network, at its newest probe"
+    )
+    median_lag_blocks_24h: float | None
+    last_ok: bool | None = Field(description="whether its newest probe answered; null: never probed")
+    last_error: str | None = Field(description="why its newest probe failed, when it did")
     last_probed_at: str | None
+    replay: bool = Field(description="true when any of its probes went to the local replay's stand-in")
 
 
 class RpcIndexOut(Out):
     endpoints: list[RpcIndexEntryOut]
-    ranking: list[str]
+    ranking: list[str] = Field(description="endpoint names, fastest first (see method)")
+    window_hours: int
+    method: str
+    as_of: str | None = Field(description="ISO 8601 UTC: the newest probe")
+    sources: list[CatalogSourceOut]
 
 
 class StrategyOut(Out):
@@ -321,8 +339,10 @@ class TelemetryStatusOut(Out):
     nodes_online: int
     regions: int
     countries: int
-    median_latency_ms: float | None
+    median_latency_ms: float | None = Field(description="median latency of the online nodes' last probes")
     last_seen_at: str | None
+    as_of: str | None = Field(description="ISO 8601 UTC: when the newest node was last probed or seen")
+    sources: list[CatalogSourceOut]
 
 
 class TelemetryNodeOut(Out):
@@ -334,6 +354,8 @@ class TelemetryNodeOut(Out):
 class TelemetryNodesOut(Out):
     nodes: list[TelemetryNodeOut]
     count: int
+    as_of: str | None = Field(description="ISO 8601 UTC: when the newest node was last probed or seen")
+    sources: list[CatalogSourceOut]
 
 
 class SpreadSnapshotAcceptedOut(Out):

@@ -9,6 +9,7 @@ def adapters_load() -> None:
     """Import every adapter package; each registers its FeedSource once."""
     from catalog.feeds import (  # noqa: F401
         calendar,
+        chain,
         defillama,
         equities,
         exchanges,
@@ -16,4 +17,5 @@ def adapters_load() -> None:
         kalshi,
         news,
         polymarket,
+        rpcprobe,
     )

@@ -9,6 +9,8 @@ reason, rolls back what the pass wrote and backs the source off; other sources g
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,6 +25,19 @@ from a2a_service.core.http import outbound_request
 
 class FeedError(Exception):
     """A pass failed for a reason worth recording (bad status, garbage, too large, ...)."""
+
+
+class RpcError(FeedError):
+    """A JSON-RPC node answered with an error object (its code and message kept)."""
+
+    def __init__(self, message: str, *, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# JSON-RPC request ids: unique within the process, so an answer meant for another request
+# (a confused proxy, a replayed body) is recognised.
+_rpc_ids = itertools.count(1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +107,79 @@ class FeedPass:
         if len(resp.content) > limit:
             raise FeedError(f"{url} answered more than {limit} bytes")
         return resp
+
+    def rpc(
+        self,
+        url: str,
+        method: str,
+        params: list[Any] | None = None,
+        *,
+        timeout: float | None = None,
+        allow_private: bool = False,
+    ) -> Any:
+        """One JSON-RPC 2.0 call (POST) through the one outbound HTTP function, with fetch's
+        limits (bounded body, our User-Agent, no redirects, no private targets except the
+        replay server). Returns the answer's `result`. A non-2xx status, a redirect, a body
+        that is not JSON, an answer of the wrong shape (not an object, another request's id,
+        neither result nor error) raise FeedError; a JSON-RPC error object raises RpcError.
+
+        `timeout` replaces the feed's timeout and deadline (the RPC probes keep theirs short).
+        `allow_private`: the operator's own node (CHAIN_RPC_URL, often on loopback or a
+        private network) may be on a private address, like the facilitator's origin; any
+        other URL keeps the outbound rule."""
+        request_id = next(_rpc_ids)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or []}
+        limit = settings.FEEDS_MAX_BODY_BYTES
+        resp = outbound_request(
+            "POST",
+            url,
+            data=json.dumps(payload).encode(),
+            headers={
+                "User-Agent": settings.FEEDS_USER_AGENT,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
+            timeout=timeout or settings.FEEDS_HTTP_TIMEOUT_SECONDS,
+            deadline=timeout or settings.FEEDS_HTTP_DEADLINE_SECONDS,
+            max_body_bytes=limit + 1,
+            public_only=False if (self.replay or allow_private) else None,
+        )
+        if resp.is_redirect or resp.status_code in (301, 302, 303, 307, 308):
+            raise FeedError(f"{url} answered {resp.status_code} (a redirect, not followed)")
+        if len(resp.content) > limit:
+            raise FeedError(f"{url} answered more than {limit} bytes")
+        try:
+            answer = json.loads(resp.content) if resp.content.strip() else None
+        except (ValueError, UnicodeDecodeError):
+            answer = None
+        if not 200 <= resp.status_code < 300:
+            # Some nodes carry a JSON-RPC error on a 4xx/5xx: its message says more than the status.
+            detail = _rpc_error_text(answer.get("error")) if isinstance(answer, dict) else ""
+            raise FeedError(f"{url} answered {resp.status_code}" + (f": {detail}" if detail else ""))
+        if answer is None:
+            raise FeedError(f"{url} answered {method} with a body that is not JSON")
+        if not isinstance(answer, dict):
+            raise FeedError(f"{url} answered {method} with a JSON {type(answer).__name__}, not an object")
+        if answer.get("id") != request_id:
+            raise FeedError(
+                f"{url} answered {method} with id {str(answer.get('id'))[:40]!r}, not {request_id}"
+            )
+        if answer.get("error") is not None:
+            error = answer["error"]
+            code = error.get("code") if isinstance(error, dict) else None
+            raise RpcError(
+                f"{url} answered {method} with JSON-RPC error {_rpc_error_text(error)}",
+                code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            )
+        if "result" not in answer:
+            raise FeedError(f"{url} answered {method} with neither result nor error")
+        return answer["result"]
+
+
+def _rpc_error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return f"{str(error.get('code'))[:20]}: {str(error.get('message'))[:200]}"
+    return str(error)[:200]
 
 
 _SOURCES: dict[str, FeedSource] = {}

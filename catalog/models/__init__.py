@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from .calendar import CalendarEvent
+from .chain import GasFeeBlock
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
 from .equity import EquityQuote
 from .exchanges import Candle, FundingRate
@@ -35,6 +36,7 @@ __all__ = [
     "ExchangeMarket",
     "FeedState",
     "FundingRate",
+    "GasFeeBlock",
     "Integration",
     "NewsItem",
     "PartnerAgent",

@@ -60,6 +60,10 @@ class TokenizedAsset(models.Model):
 
 
 class TelemetryNode(models.Model):
+    """A node of the telemetry map. The RPC probe feed (catalog/feeds/rpcprobe/) keeps one per
+    probed endpoint: node_id the endpoint's name, version its web3_clientVersion, latency and
+    online from its last probe, last_seen_at when it was last probed. Staff may add others."""
+
     node_id = models.CharField(max_length=128, unique=True)
     region = models.CharField(max_length=64, blank=True)
     country = models.CharField(max_length=2, blank=True)
@@ -67,6 +71,9 @@ class TelemetryNode(models.Model):
     latency_ms = models.FloatField(null=True, blank=True)
     online = models.BooleanField(default=True)
     last_seen_at = models.DateTimeField(default=timezone.now)
+    # Provenance: the feed that wrote the row ("" for rows typed in), and whether from a replay.
+    source = models.CharField(max_length=32, blank=True)
+    replay = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["node_id"]
@@ -132,10 +139,21 @@ class TradingModule(models.Model):
 
 
 class RpcEndpoint(models.Model):
+    """A JSON-RPC endpoint the RPC probe feed measures. Rows of origin `setting` mirror
+    RPC_PROBE_URLS (kept in sync by each pass: one dropped from the setting is disabled);
+    rows staff add in the admin are `staff` and only ever changed by staff."""
+
+    class Origin(models.TextChoices):
+        SETTING = "setting", "setting (RPC_PROBE_URLS)"
+        STAFF = "staff", "staff"
+
     name = models.CharField(max_length=120, unique=True)
     url = models.URLField(max_length=500)
     affiliate_url = models.URLField(max_length=500, blank=True)
     enabled = models.BooleanField(default=True)
+    region = models.CharField(max_length=64, blank=True)
+    country = models.CharField(max_length=2, blank=True, help_text="ISO 3166 alpha-2, if known")
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.STAFF)
 
     class Meta:
         ordering = ["name"]
@@ -145,15 +163,25 @@ class RpcEndpoint(models.Model):
 
 
 class RpcProbe(models.Model):
+    """One measurement of one endpoint: ok when eth_blockNumber answered; latency of that call
+    (connection setup included); the head it reported and its lag behind the best head among
+    the endpoints of the same chain probed in the same pass; chain id and client version."""
+
     endpoint = models.ForeignKey(RpcEndpoint, on_delete=models.CASCADE, related_name="probes")
     ok = models.BooleanField()
     latency_ms = models.FloatField(null=True, blank=True)
     block_number = models.BigIntegerField(null=True, blank=True)
+    lag_blocks = models.BigIntegerField(null=True, blank=True)
+    chain_id = models.BigIntegerField(null=True, blank=True)
+    client_version = models.CharField(max_length=200, blank=True)
     error = models.CharField(max_length=300, blank=True)
+    replay = models.BooleanField(default=False)
     probed_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         ordering = ["-probed_at"]
+        # The speed index reads one endpoint's probes of the last 24 hours.
+        indexes = [models.Index(fields=["endpoint", "-probed_at"], name="rpc_probe_endpoint_time")]
 
     def __str__(self) -> str:
         return f"{self.endpoint_id} {'ok' if self.ok else 'fail'} {self.probed_at:%H:%M:%S}"

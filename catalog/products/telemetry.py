@@ -1,14 +1,27 @@
-"""Telemetry detail: the full node table the telemetry catalog teases."""
+"""Telemetry detail: the full node table the telemetry catalog teases (each probed RPC
+endpoint's last probe, from the rpc_probes feed, and the nodes staff added)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Avg
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from a2a_service.core.formats import iso
+from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import TelemetryNode
 from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, product
+
+# The probe feed runs every minute by default: a node table whose newest row is an hour old
+# means the probes stopped, and what it says about latency and liveness is history.
+TELEMETRY_MAX_AGE = timedelta(hours=1)
+METHOD = (
+    "one node per probed RPC endpoint (its newest probe: online when eth_blockNumber answered, "
+    "latency of that call, version from web3_clientVersion) plus nodes staff added; "
+    "mean latency over the online nodes"
+)
 
 
 class TelemetryNodeDetailOut(BaseModel):
@@ -19,9 +32,10 @@ class TelemetryNodeDetailOut(BaseModel):
     latency_ms: float | None
     online: bool
     last_seen_at: str
+    replay: bool = Field(description="true when the node's last probe went to the local replay's stand-in")
 
 
-class TelemetryDetailOut(BaseModel):
+class TelemetryDetailOut(Provenanced):
     nodes: list[TelemetryNodeDetailOut]
     count: int
     mean_latency_ms_online: float | None
@@ -58,6 +72,10 @@ def telemetry_detail(call: ProductCall) -> dict[str, Any]:
     nodes = list(TelemetryNode.objects.all())
     if not nodes:
         raise ProductFailed("no telemetry has been ingested yet; nothing is charged")
+    prov = Provenance(method=METHOD, max_age=TELEMETRY_MAX_AGE)
+    for node in nodes:
+        prov.add(source=node.source, replay=node.replay, as_of=node.last_seen_at)
+    prov.require_fresh("telemetry")
     avg = TelemetryNode.objects.filter(online=True).aggregate(a=Avg("latency_ms"))["a"]
     return {
         "nodes": [
@@ -68,10 +86,12 @@ def telemetry_detail(call: ProductCall) -> dict[str, Any]:
                 "version": n.version,
                 "latency_ms": n.latency_ms,
                 "online": n.online,
-                "last_seen_at": n.last_seen_at.isoformat(),
+                "last_seen_at": iso(n.last_seen_at) or "",
+                "replay": n.replay,
             }
             for n in nodes
         ],
         "count": len(nodes),
-        "mean_latency_ms_online": avg,
+        "mean_latency_ms_online": round(avg, 2) if avg is not None else None,
+        **prov.out(),
     }
