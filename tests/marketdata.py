@@ -13,8 +13,9 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from catalog.analytics.sentiment import news_score
 from catalog.analytics.series import timeframe_delta
-from catalog.models import Candle, ExchangeMarket
+from catalog.models import Candle, EquityQuote, ExchangeMarket, NewsItem
 
 Shape = Callable[[int], float]
 
@@ -109,3 +110,95 @@ def market_write(
 
 def minutes_ago(n: float) -> datetime:
     return timezone.now() - timedelta(minutes=n)
+
+
+# --- news and equity quotes (the sentiment and equity products) ---------------------------------------
+def news_write(
+    *,
+    title: str,
+    tickers: tuple[str, ...] | list[str] = (),
+    hours_ago: float = 1.0,
+    category: str = "crypto",
+    teaser: str = "",
+    source: str = "test-wire",
+    replay: bool = False,
+    scored: bool = True,
+) -> NewsItem:
+    """A news item published `hours_ago`, as the news feed writes it (scored at ingestion
+    unless scored=False: then the products' backfill scores it)."""
+    at = timezone.now() - timedelta(hours=hours_ago)
+    score = news_score(title=title, teaser=teaser or title)
+    return NewsItem.objects.create(
+        title=title,
+        teaser=teaser or title,
+        body=title,
+        category=category,
+        source=source,
+        url=f"https://example.com/news/{abs(hash((title, hours_ago))) % 10**9}",
+        tickers=list(tickers),
+        published_at=at,
+        ingested_at=at,
+        replay=replay,
+        sentiment_compound=score.compound if scored else None,
+        sentiment_label=score.label if scored else "",
+        sentiment_scored_at=at if scored else None,
+    )
+
+
+def equity_quote_write(
+    *,
+    symbol: str,
+    price: float,
+    low: float,
+    high: float,
+    change_pct: float | None,
+    prev_close: float | None = None,
+    minutes_ago: float = 5.0,
+    source: str = "test-quotes",
+    replay: bool = False,
+) -> EquityQuote:
+    """A ticker's latest quote with the day's range, as the equity quotes feed writes it."""
+
+    def dec(x: float | None) -> Decimal | None:
+        return None if x is None else Decimal(str(x))
+
+    return EquityQuote.objects.create(
+        symbol=symbol,
+        name=symbol,
+        price=Decimal(str(price)),
+        open=dec(prev_close),
+        high=dec(high),
+        low=dec(low),
+        prev_close=dec(prev_close),
+        change_pct=dec(change_pct),
+        quoted_at=timezone.now() - timedelta(minutes=minutes_ago),
+        source=source,
+        replay=replay,
+    )
+
+
+def sentiment_market_write() -> None:
+    """Bullish news about SOL, bearish about XRP; an equity earnings beat for NVDA (quote up
+    2.5%, range 96-104) and an analyst downgrade for TSLA (quote down 3%, range 190-210)."""
+    news_write(
+        title="Solana rallies to an all-time high as ETF approval draws record inflows", tickers=["SOL"]
+    )
+    news_write(
+        title="Solana surges after major exchange listing and partnership", tickers=["SOL"], hours_ago=3
+    )
+    news_write(title="XRP tumbles after exchange announces delisting", tickers=["XRP"], hours_ago=2)
+    news_write(
+        title="Nvidia beats estimates and raises guidance",
+        teaser="Shares of Nvidia Corp. (NASDAQ: NVDA) rose after results.",
+        tickers=["NVDA"],
+        category="equity",
+        hours_ago=2,
+    )
+    news_write(
+        title="Tesla stock slides as analysts downgrade shares",
+        tickers=["TSLA"],
+        category="equity",
+        hours_ago=3,
+    )
+    equity_quote_write(symbol="NVDA", price=100.0, low=96.0, high=104.0, change_pct=2.5, prev_close=97.56)
+    equity_quote_write(symbol="TSLA", price=200.0, low=190.0, high=210.0, change_pct=-3.0, prev_close=206.19)
