@@ -14,6 +14,7 @@ from django.utils import timezone
 from a2a_service.core.admin_base import ReadOnlyAdmin
 from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
+from catalog.analytics.sentiment import news_score
 from catalog.feeds.registry import feed_get
 from catalog.feeds.runner import feed_run
 from catalog.models import (
@@ -136,14 +137,34 @@ class NewsItemAdmin(admin.ModelAdmin):
         "source",
         "market_group",
         "price_usdc",
+        "sentiment_label",
+        "sentiment_compound",
         "replay",
         "ingested_at",
     ]
-    list_filter = ["category", "source", "market_group", "replay"]
+    list_filter = ["category", "source", "market_group", "sentiment_label", "replay"]
     search_fields = ["title", "teaser", "body", "source", "external_id"]
     date_hierarchy = "ingested_at"
     # Provenance is the feed's; a price set here stays (a re-run of the feed never reprices).
-    readonly_fields = ["external_id", "title_hash", "published_at", "replay", "ingested_at"]
+    # The sentiment is computed (feed or `manage.py score_news`), never typed in.
+    readonly_fields = [
+        "external_id",
+        "title_hash",
+        "published_at",
+        "replay",
+        "ingested_at",
+        "sentiment_compound",
+        "sentiment_label",
+        "sentiment_scored_at",
+    ]
+
+    def save_model(self, request: HttpRequest, obj: NewsItem, form: forms.ModelForm, change: bool) -> None:
+        # An item typed in (or retitled) here is scored like an ingested one.
+        if not change or {"title", "teaser"} & set(form.changed_data):
+            score = news_score(title=obj.title, teaser=obj.teaser)
+            obj.sentiment_compound, obj.sentiment_label = score.compound, score.label
+            obj.sentiment_scored_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(FeedState)

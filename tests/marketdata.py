@@ -13,8 +13,9 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from catalog.analytics.sentiment import news_score
 from catalog.analytics.series import timeframe_delta
-from catalog.models import Candle, EquityQuote, ExchangeMarket, TokenizedAsset
+from catalog.models import Candle, EquityQuote, ExchangeMarket, NewsItem, TokenizedAsset
 
 Shape = Callable[[int], float]
 
@@ -144,19 +145,6 @@ def tokenized_write(
     )
 
 
-def equity_quote_write(*, symbol: str, price: float, quoted_at: datetime | None = None) -> EquityQuote:
-    """A reference quote as the equities feed writes it."""
-    return EquityQuote.objects.create(
-        symbol=symbol,
-        venue_symbol=f"{symbol.lower()}.us",
-        name=symbol,
-        price=Decimal(str(price)),
-        currency="USD",
-        quoted_at=quoted_at or timezone.now(),
-        source="equities",
-    )
-
-
 def tokenized_market_write(now: datetime | None = None) -> list[TokenizedAsset]:
     """Two tokenized equities and a tokenized gold with known premiums and listings: AAPLX
     2 % above AAPL (wide spread on a thin book), TSLAX 1 % below TSLA, PAXG 0.1 % above XAU."""
@@ -224,3 +212,98 @@ def mev_market_write(*, symbol: str = "ETH/USDT", price: float = 3000.0, size: f
     half = price * 0.00005
     market_write(exchange="binance", symbol=symbol, bid=price - half, ask=price + half, size=size)
     candles_write(symbol=symbol, shape=band(mid=price, amplitude=0.002), timeframe="1m", bars=200)
+
+
+# --- news and equity quotes (the sentiment and equity products) ---------------------------------------
+def news_write(
+    *,
+    title: str,
+    tickers: tuple[str, ...] | list[str] = (),
+    hours_ago: float = 1.0,
+    category: str = "crypto",
+    teaser: str = "",
+    source: str = "test-wire",
+    replay: bool = False,
+    scored: bool = True,
+) -> NewsItem:
+    """A news item published `hours_ago`, as the news feed writes it (scored at ingestion
+    unless scored=False: then the products' backfill scores it)."""
+    at = timezone.now() - timedelta(hours=hours_ago)
+    score = news_score(title=title, teaser=teaser or title)
+    return NewsItem.objects.create(
+        title=title,
+        teaser=teaser or title,
+        body=title,
+        category=category,
+        source=source,
+        url=f"https://example.com/news/{abs(hash((title, hours_ago))) % 10**9}",
+        tickers=list(tickers),
+        published_at=at,
+        ingested_at=at,
+        replay=replay,
+        sentiment_compound=score.compound if scored else None,
+        sentiment_label=score.label if scored else "",
+        sentiment_scored_at=at if scored else None,
+    )
+
+
+def equity_quote_write(
+    *,
+    symbol: str,
+    price: float,
+    low: float | None = None,
+    high: float | None = None,
+    change_pct: float | None = None,
+    prev_close: float | None = None,
+    quoted_at: datetime | None = None,
+    minutes_ago: float = 5.0,
+    source: str = "equities",
+    replay: bool = False,
+) -> EquityQuote:
+    """A ticker's latest quote (with the day's range when given), as the equities feed writes it."""
+
+    def dec(x: float | None) -> Decimal | None:
+        return None if x is None else Decimal(str(x))
+
+    return EquityQuote.objects.create(
+        symbol=symbol,
+        venue_symbol=f"{symbol.lower()}.us",
+        name=symbol,
+        price=Decimal(str(price)),
+        open=dec(prev_close),
+        high=dec(high),
+        low=dec(low),
+        prev_close=dec(prev_close),
+        change_pct=dec(change_pct),
+        currency="USD",
+        quoted_at=quoted_at or timezone.now() - timedelta(minutes=minutes_ago),
+        source=source,
+        replay=replay,
+    )
+
+
+def sentiment_market_write() -> None:
+    """Bullish news about SOL, bearish about XRP; an equity earnings beat for NVDA (quote up
+    2.5%, range 96-104) and an analyst downgrade for TSLA (quote down 3%, range 190-210)."""
+    news_write(
+        title="Solana rallies to an all-time high as ETF approval draws record inflows", tickers=["SOL"]
+    )
+    news_write(
+        title="Solana surges after major exchange listing and partnership", tickers=["SOL"], hours_ago=3
+    )
+    news_write(title="XRP tumbles after exchange announces delisting", tickers=["XRP"], hours_ago=2)
+    news_write(
+        title="Nvidia beats estimates and raises guidance",
+        teaser="Shares of Nvidia Corp. (NASDAQ: NVDA) rose after results.",
+        tickers=["NVDA"],
+        category="equity",
+        hours_ago=2,
+    )
+    news_write(
+        title="Tesla stock slides as analysts downgrade shares",
+        tickers=["TSLA"],
+        category="equity",
+        hours_ago=3,
+    )
+    equity_quote_write(symbol="NVDA", price=100.0, low=96.0, high=104.0, change_pct=2.5, prev_close=97.56)
+    equity_quote_write(symbol="TSLA", price=200.0, low=190.0, high=210.0, change_pct=-3.0, prev_close=206.19)

@@ -169,5 +169,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/webhooks/events"),
         ("DELETE", "/api/a2a/account/webhooks/{subscription_id}"),
         ("POST", "/api/a2a/account/webhooks/{subscription_id}/test"),
+        # new SKUs (issue 12): the x402 paths of the X-API-Key routes equity/intel and equity/scalp
+        ("GET", "/api/a2a/x402/equity/intel"),
+        ("GET", "/api/a2a/x402/equity/scalp"),
     }
 )

@@ -60,7 +60,7 @@ def _feeds(settings, server, *entries: tuple[str, str, bytes | Answer]) -> None:
 # --- parsing ---------------------------------------------------------------------------------------
 def test_rss_sample_parses_with_ids_links_times_content_and_tickers():
     feed = parse_feed(COINDESK)
-    assert feed.title.startswith("CoinDesk") and len(feed.entries) == 4
+    assert feed.title.startswith("CoinDesk") and len(feed.entries) == 8
     first = feed.entries[0]
     assert first.external_id == "b1f0c6de-4e0d-4a63-9d3b-5f1b2c0e7a11"
     assert first.title == "Bitcoin Holds Above $91K as ETF Inflows Resume After Three-Day Lull"
@@ -123,7 +123,7 @@ def test_helpers():
 def test_a_pass_writes_items_priced_by_category_with_provenance(settings, server):
     _feeds(settings, server, ("crypto", "/cd.xml", COINDESK), ("general", "/sec.xml", SEC))
     state = feed_run(name="news", mode="live")
-    assert state.outcome == "ok" and state.rows_written == 7 and state.last_replay is False
+    assert state.outcome == "ok" and state.rows_written == 11 and state.last_replay is False
     btc = NewsItem.objects.get(external_id="b1f0c6de-4e0d-4a63-9d3b-5f1b2c0e7a11")
     assert btc.source == "cd" and btc.category == "crypto" and btc.price_atomic == 100_000
     assert btc.tickers == ["BTC", "ETH", "SOL"] and btc.market_group == "crypto" and btc.replay is False
@@ -168,7 +168,7 @@ def test_the_same_story_in_two_feeds_is_one_item(settings, server):
         title_hash=title_hash("Bitcoin holds above $91K as ETF inflows resume after three-day lull")
     )
     assert same.count() == 1 and same.get().source == "cd"
-    assert NewsItem.objects.filter(source="ct").count() == 3
+    assert NewsItem.objects.filter(source="ct").count() == 5
     # An entry met again by its link (no id) is the same row too.
     no_ids = COINTELEGRAPH.replace(b"<guid", b"<!--guid").replace(b"</guid>", b"</guid-->")
     server.routes["/ct.xml"] = _rss(no_ids)
@@ -180,7 +180,7 @@ def test_the_same_story_in_two_feeds_is_one_item(settings, server):
 def test_one_failing_feed_is_reported_while_the_others_are_written(settings, server):
     _feeds(settings, server, ("crypto", "/cd.xml", COINDESK), ("general", "/down.xml", Answer(status=500)))
     state = feed_run(name="news", mode="live")
-    assert state.outcome == "ok" and state.rows_written == 4
+    assert state.outcome == "ok" and state.rows_written == 8
     assert "down.xml answered 500" in state.last_note
 
 
@@ -250,14 +250,14 @@ def test_catalogs_show_ingested_items_with_as_of_and_sources(api, settings, serv
     assert "Bitcoin Holds Above $91K as ETF Inflows Resume After Three-Day Lull" in titles
     assert body["as_of"].endswith("Z")
     assert {(s["name"], s["items"], s["replay"]) for s in body["sources"]} >= {
-        ("cd", 4, False),
-        ("mw", 4, False),
+        ("cd", 8, False),
+        ("mw", 8, False),
     }
     equity = api.get("/api/a2a/equity/catalog").json()
-    assert equity["count"] == 4 and {i["source"] for i in equity["items"]} == {"mw"}
+    assert equity["count"] == 8 and {i["source"] for i in equity["items"]} == {"mw"}
     assert [s["name"] for s in equity["sources"]] == ["mw"] and equity["unlock_price_usdc"] == 0.18
     groups = api.get("/api/a2a/market-agents/news").json()
-    assert groups["groups"].get("crypto", 0) >= 3 and groups["groups"].get("equities") == 4
+    assert groups["groups"].get("crypto", 0) >= 3 and groups["groups"].get("equities") == 8
     assert groups["as_of"] and groups["sources"]
 
 

@@ -300,9 +300,9 @@ def test_ingest_feeds_ingests_what_a_local_server_serves(settings, feed_server):
     settings.NEWS_FEEDS = f"equity|{feed_server.url}/mw.xml|MarketWatch"
     out = io.StringIO()
     call_command("ingest_feeds", "--source", "news", "--mode", "live", stdout=out)
-    assert out.getvalue().strip() == "news: rows=4 replay=False"
-    assert NewsItem.objects.filter(source="MarketWatch", category="equity", replay=False).count() == 4
-    assert FeedState.objects.get(name="news").rows_written == 4
+    assert out.getvalue().strip() == "news: rows=8 replay=False"
+    assert NewsItem.objects.filter(source="MarketWatch", category="equity", replay=False).count() == 8
+    assert FeedState.objects.get(name="news").rows_written == 8
 
 
 # --- schedule, tasks, retention, health, admin --------------------------------------------------------

@@ -16,7 +16,12 @@ from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
-from tests.marketdata import fee_history_write, mev_market_write, tokenized_market_write
+from tests.marketdata import (
+    fee_history_write,
+    mev_market_write,
+    sentiment_market_write,
+    tokenized_market_write,
+)
 from tests.test_federation import federation_data
 from tests.wallets import register_over_http
 
@@ -66,6 +71,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     federation_data(prices=False)
     tokenized_market_write()  # tokenized_premium, tokenized_session_desk
     fee_history_write(), mev_market_write()  # mev_exec_hint_pack
+    sentiment_market_write()
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

@@ -363,6 +363,26 @@ NEWS_PRICE_GENERAL_USDC = env.str("NEWS_PRICE_GENERAL_USDC", default="0.18")
 NEWS_PRICE_CRYPTO_USDC = env.str("NEWS_PRICE_CRYPTO_USDC", default="0.1")
 NEWS_TEASER_CHARS = env.int("NEWS_TEASER_CHARS", default=280)
 NEWS_MAX_ITEMS_PER_FEED = env.int("NEWS_MAX_ITEMS_PER_FEED", default=100)
+# Sentiment of the news (catalog/analytics/sentiment.py) and the products built on it
+# (sentiment, equity_intel, equity_scalp). An item's weight halves every half-life.
+SENTIMENT_HALF_LIFE_HOURS = env.float("SENTIMENT_HALF_LIFE_HOURS", default=12.0)
+# Nothing newer than this about the assets asked for: 503, nothing charged (news flows around
+# the clock; a day without any is a dead feed, not a quiet market).
+SENTIMENT_MAX_AGE_HOURS = env.float("SENTIMENT_MAX_AGE_HOURS", default=24.0)
+SENTIMENT_DRIVERS = env.int("SENTIMENT_DRIVERS", default=5)
+# Equity news is thinner over a weekend than crypto news: a longer freshness limit.
+EQUITY_NEWS_MAX_AGE_HOURS = env.float("EQUITY_NEWS_MAX_AGE_HOURS", default=72.0)
+EQUITY_INTEL_HEADLINES = env.int("EQUITY_INTEL_HEADLINES", default=10)
+# A catalyst (an earnings, guidance, M&A, rating, legal, product or macro headline) is fresh,
+# and may make a scalp setup, for this long after its publication.
+EQUITY_CATALYST_FRESH_HOURS = env.float("EQUITY_CATALYST_FRESH_HOURS", default=24.0)
+# A quote older than this gives no price context to trade on (the last close stays the
+# reference over a long weekend).
+EQUITY_QUOTE_MAX_AGE_HOURS = env.float("EQUITY_QUOTE_MAX_AGE_HOURS", default=96.0)
+# equity_scalp: stop and target at these fractions of the day's range from the entry.
+EQUITY_SCALP_STOP_RANGE = env.float("EQUITY_SCALP_STOP_RANGE", default=0.5)
+EQUITY_SCALP_TARGET_RANGE = env.float("EQUITY_SCALP_TARGET_RANGE", default=1.0)
+EQUITY_SCALP_HORIZON_MINUTES = env.int("EQUITY_SCALP_HORIZON_MINUTES", default=240)
 
 # Exchange feed (catalog/feeds/exchanges/, ccxt public endpoints, no keys). EXCHANGES: ccxt ids;
 # MARKET_SYMBOLS: bases (quoted in USDT, else USD/USDC) or full ccxt symbols "BASE/QUOTE";

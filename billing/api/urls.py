@@ -37,8 +37,6 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("GET", "api/a2a/tokenized/signals", "tokenized_signals", "Tokenized asset signals", M, None, None),
     ("GET", "api/a2a/tokenized/scalp", "tokenized_scalp", "Tokenized scalp setups", M, None, None),
-    ("GET", "api/a2a/equity/intel", "equity_intel", "Equity intelligence", M, None, None),
-    ("GET", "api/a2a/equity/scalp", "equity_scalp", "Equity scalp setups", M, None, None),
     ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
     ("GET", "api/a2a/intel/history", "intel_history", "Intelligence history", M, Limit24Query, None),
     ("GET", "api/a2a/twap/preview", "twap_preview", "TWAP slicing preview", M, TwapPreviewQuery, None),

@@ -25,6 +25,11 @@ class NewsItem(models.Model):
         EQUITY = "equity", "equity"
         CRYPTO = "crypto", "crypto"
 
+    class Sentiment(models.TextChoices):
+        POSITIVE = "positive", "positive"
+        NEGATIVE = "negative", "negative"
+        NEUTRAL = "neutral", "neutral"
+
     title = models.CharField(max_length=400)
     teaser = models.TextField(help_text="free teaser text (may equal the title)")
     body = models.TextField(help_text="full text, sold by unlock")
@@ -46,6 +51,14 @@ class NewsItem(models.Model):
     replay = models.BooleanField(default=False, help_text="ingested from the local replay, not a live feed")
     price_atomic = models.PositiveBigIntegerField(blank=True, help_text="unlock price in atomic USDC")
     ingested_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The item's own sentiment (catalog/analytics/sentiment.py: VADER with the finance/crypto
+    # lexicon, on title + teaser), written by the news feed when it ingests and by the
+    # backfill for older rows; the sentiment products aggregate these per asset.
+    sentiment_compound = models.FloatField(
+        null=True, blank=True, help_text="VADER compound score in [-1, 1]; empty: not scored yet"
+    )
+    sentiment_label = models.CharField(max_length=8, choices=Sentiment.choices, blank=True)
+    sentiment_scored_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-id"]

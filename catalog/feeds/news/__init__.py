@@ -1,12 +1,16 @@
 """News: RSS 2.0 and Atom feeds (NEWS_FEEDS, `category|url[|source name],...`), parsed with feedparser from
 the bytes fetched through the feed pass. In replay mode feed n of NEWS_FEEDS is served from
-catalog/feeds/samples/news_feeds/<n>.xml."""
+catalog/feeds/samples/news_feeds/<n>.xml, and the recorded publication times are moved so
+that the newest item of all the feeds is published at the pass's start, keeping the spacing
+between items (the news products judge freshness and weigh recency by publication time)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 
-from catalog.feeds.news.parse import feeds_setting, parse_feed
+from catalog.feeds.news.parse import FeedConfig, NewsEntry, feeds_setting, parse_feed
 from catalog.feeds.news.store import news_upsert
 from catalog.feeds.registry import FeedPass, FeedSource, feed_register
 
@@ -22,8 +26,8 @@ def news_run(feed_pass: FeedPass) -> int:
     written. If every feed failed the pass fails with the first failure itself (so auto mode
     sees an unreachable network as such)."""
     feeds = feeds_setting(settings.NEWS_FEEDS)
-    rows = 0
     failures: list[tuple[str, Exception]] = []
+    fetched: list[tuple[FeedConfig, list[NewsEntry]]] = []
     for index, feed in enumerate(feeds):
         url = feed_url(feed_pass, index, feed.url)
         try:
@@ -32,12 +36,20 @@ def news_run(feed_pass: FeedPass) -> int:
         except Exception as exc:  # one feed's failure; judged with the others' below
             failures.append((url, exc))
             continue
-        for entry in parsed.entries[: settings.NEWS_MAX_ITEMS_PER_FEED]:
+        fetched.append((feed, parsed.entries[: settings.NEWS_MAX_ITEMS_PER_FEED]))
+    if failures and len(failures) == len(feeds):
+        raise failures[0][1]
+    entries = [entry for _, feed_entries in fetched for entry in feed_entries]
+    times = [e.published_at for e in entries if e.published_at is not None]
+    shift = feed_pass.replay_shift(max(times)) if times else timedelta(0)
+    rows = 0
+    for feed, feed_entries in fetched:
+        for entry in feed_entries:
+            if shift and entry.published_at is not None:
+                entry.published_at += shift
             rows += news_upsert(
                 entry=entry, category=feed.category, source=feed.name, replay=feed_pass.replay
             )
-    if failures and len(failures) == len(feeds):
-        raise failures[0][1]
     for failed_url, failure in failures:
         feed_pass.warn(f"{failed_url}: {type(failure).__name__}: {failure}")
     return rows

@@ -1,0 +1,298 @@
+"""The finance/crypto overlay on VADER's lexicon (catalog/analytics/sentiment.py loads it).
+
+VADER's own lexicon was built from social-media text: it has no valence for most words that
+move markets ("surge", "rally", "exploit", "delisting", "outflows") and a misleading one for
+some market vocabulary ("interest" in open interest, "shares", "credit" in private credit,
+"trust" in a trust's name). The overlay therefore does three things, in this order:
+
+1. `NEUTRAL_IN_MARKETS`: VADER words removed from the lexicon, because in market news they
+   name things rather than judge them.
+2. `WORDS`: single words with their valence on VADER's scale (-4 .. +4; VADER's own "gain"
+   is 2.4, "fraud" -2.8). They replace VADER's value where it has one.
+3. `PHRASES`: multi-word terms ("all-time high", "beat estimates", "SEC charges"). VADER
+   scores word by word, so before scoring, each phrase found in the text (case-insensitive,
+   its words separated by spaces or hyphens) is joined into one token (`all_time_high`),
+   and that token is in the lexicon with the phrase's valence. A joined phrase still takes
+   VADER's rules for its neighbours: "no ETF approval" is negated, "huge rally" boosted.
+
+Valences are our editorial judgement of how a trader reads the term in a headline; the
+tests (tests/test_sentiment.py) pin the direction each class of term moves a score."""
+
+from __future__ import annotations
+
+# VADER words that are neutral in market news: they name instruments, institutions or
+# quantities ("open interest", "shares", "private credit", "Justice Department", "United
+# Airlines", "support level", "demand for ETFs", "the holiday quarter").
+NEUTRAL_IN_MARKETS: tuple[str, ...] = (
+    "share",
+    "shares",
+    "interest",
+    "credit",
+    "trust",
+    "support",
+    "like",
+    "pay",
+    "intelligence",
+    "security",
+    "securities",
+    "justice",
+    "united",
+    "agreement",
+    "authority",
+    "demand",
+    "care",
+    "holiday",
+    "holidays",
+)
+
+_POSITIVE: dict[float, tuple[str, ...]] = {
+    2.5: ("soar", "soars", "soared", "soaring"),
+    2.2: ("surge", "surges", "surged", "surging"),
+    2.0: (
+        "rally",
+        "rallies",
+        "rallied",
+        "rallying",
+        "upgrade",
+        "upgrades",
+        "upgraded",
+        "bullish",
+    ),
+    1.8: ("beat", "beats", "outperform", "outperforms", "outperformed", "skyrocket", "skyrockets"),
+    1.7: ("approve",),
+    1.5: (
+        "jump",
+        "jumps",
+        "jumped",
+        "jumping",
+        "rebound",
+        "rebounds",
+        "rebounded",
+        "partnership",
+        "partnerships",
+        "inflow",
+        "inflows",
+        "breakout",
+        "buyback",
+        "buybacks",
+        "upbeat",
+    ),
+    1.3: ("recover", "recovers", "recovered", "recovery", "gained"),
+    1.2: ("climb", "climbs", "climbed", "climbing", "listing", "listings", "adoption", "milestone"),
+    1.0: (
+        "rise",
+        "rises",
+        "rose",
+        "rising",
+        "partner",
+        "partners",
+        "partnered",
+        "lift",
+        "lifts",
+        "lifted",
+        "bull",
+        "bulls",
+        "accumulate",
+        "accumulates",
+        "accumulation",
+    ),
+}
+
+_NEGATIVE: dict[float, tuple[str, ...]] = {
+    -3.0: ("bankruptcy", "insolvent", "insolvency", "rugpull"),
+    -2.5: (
+        "hack",
+        "hacks",
+        "hacked",
+        "exploit",
+        "exploits",
+        "exploited",
+        "delisting",
+        "delist",
+        "delists",
+        "delisted",
+        "plunge",
+        "plunges",
+        "plunged",
+        "plunging",
+        "crash",
+        "crashes",
+        "crashed",
+        "theft",
+        "depeg",
+        "depegs",
+        "depegged",
+        "indicted",
+        "indictment",
+    ),
+    -2.2: ("tumble", "tumbles", "tumbled", "tumbling"),
+    -2.0: (
+        "hacker",
+        "hackers",
+        "exploiter",
+        "drain",
+        "drains",
+        "drained",
+        "draining",
+        "lawsuit",
+        "lawsuits",
+        "downgrade",
+        "downgrades",
+        "downgraded",
+        "slump",
+        "slumps",
+        "slumped",
+        "bearish",
+        "outage",
+        "outages",
+        "breach",
+        "liquidated",
+        "default",
+        "defaults",
+        "defaulted",
+        "selloff",
+        "contagion",
+    ),
+    -1.8: (
+        "sue",
+        "sues",
+        "sued",
+        "liquidation",
+        "liquidations",
+        "fined",
+        "fines",
+        "underperform",
+        "underperforms",
+        "penalties",
+    ),
+    -1.5: (
+        "outflow",
+        "outflows",
+        "slide",
+        "slides",
+        "slid",
+        "sink",
+        "sinks",
+        "sank",
+        "probe",
+        "probes",
+        "investigation",
+        "halt",
+        "halts",
+        "halted",
+        "layoff",
+        "layoffs",
+        "recall",
+        "recalls",
+        "recalled",
+        "misses",
+        "missed",
+        "warns",
+        "slash",
+        "slashes",
+        "slashed",
+        "subpoena",
+        "shortfall",
+    ),
+    -1.2: ("fall", "falls", "fell", "falling", "fallen", "drops", "dropped", "dropping"),
+    -1.0: ("slip", "slips", "slipped", "bear", "bears", "fine", "freeze", "frozen", "beaten"),
+}
+
+WORDS: dict[str, float] = {
+    word: valence for table in (_POSITIVE, _NEGATIVE) for valence, words in table.items() for word in words
+}
+
+# Multi-word terms, written in lower case with single spaces (a hyphen in the text matches a
+# space here: "all-time high" and "all time high" are one phrase).
+PHRASES: dict[str, float] = {
+    # records and levels
+    "all time high": 2.5,
+    "all time highs": 2.5,
+    "record high": 2.2,
+    "record highs": 2.2,
+    "52 week high": 1.5,
+    "record low": -2.0,
+    "record lows": -2.0,
+    "52 week low": -1.5,
+    "golden cross": 1.5,
+    "death cross": -1.5,
+    "short squeeze": 1.0,
+    # funds and flows
+    "etf approval": 2.8,
+    "etf inflows": 2.0,
+    "net inflow": 1.8,
+    "net inflows": 1.8,
+    "etf outflows": -2.0,
+    "net outflow": -2.0,
+    "net outflows": -2.0,
+    # results and guidance
+    "beat estimates": 2.2,
+    "beats estimates": 2.2,
+    "beat expectations": 2.2,
+    "beats expectations": 2.2,
+    "tops estimates": 2.2,
+    "topped estimates": 2.2,
+    "above estimates": 1.8,
+    "better than expected": 2.0,
+    "stronger than expected": 2.0,
+    "miss estimates": -2.2,
+    "misses estimates": -2.2,
+    "missed estimates": -2.2,
+    "miss expectations": -2.2,
+    "misses expectations": -2.2,
+    "below estimates": -1.8,
+    "worse than expected": -2.0,
+    "weaker than expected": -2.0,
+    "raises guidance": 2.2,
+    "raised guidance": 2.2,
+    "lifts guidance": 2.2,
+    "boosts guidance": 2.2,
+    "raises outlook": 2.2,
+    "raises forecast": 2.0,
+    "cuts guidance": -2.2,
+    "cut guidance": -2.2,
+    "lowers guidance": -2.2,
+    "lowered guidance": -2.2,
+    "slashes guidance": -2.5,
+    "cuts outlook": -2.2,
+    "lowers outlook": -2.2,
+    "cuts forecast": -2.0,
+    "lowers forecast": -2.0,
+    "profit warning": -2.2,
+    # analysts
+    "raises price target": 1.8,
+    "raise price targets": 1.8,
+    "lift price targets": 1.8,
+    "lifts price target": 1.8,
+    "price target raised": 1.8,
+    "cuts price target": -1.8,
+    "lowers price target": -1.8,
+    "slashes price target": -2.0,
+    "price target cut": -1.8,
+    # rates (a cut eases financing: read as supportive for risk assets)
+    "rate cut": 1.0,
+    "rate cuts": 1.0,
+    "rate hike": -1.0,
+    "rate hikes": -1.0,
+    # launches and listings
+    "mainnet launch": 1.5,
+    "strategic partnership": 2.0,
+    # legal and failures
+    "sec charges": -2.5,
+    "sec sues": -2.5,
+    "class action": -2.0,
+    "chapter 11": -3.0,
+    "going concern": -2.0,
+    "rug pull": -3.0,
+    "margin call": -2.0,
+    "bank run": -2.5,
+    "sell off": -2.0,
+    "liquidation cascade": -2.5,
+    "security breach": -2.5,
+    "data breach": -2.5,
+}
+
+
+def phrase_token(phrase: str) -> str:
+    """The one token a phrase becomes before scoring: its words joined by underscores."""
+    return "_".join(phrase.split())
