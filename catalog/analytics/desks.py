@@ -626,7 +626,11 @@ def check_macro(events: list[CalendarEvent], total: int, ahead: int, *, now: dat
         )
     if ahead == 0:
         return Check(
-            "macro", "warn", 0.0, threshold, "The calendar lists no event ahead at all: it may be out of date."
+            "macro",
+            "warn",
+            0.0,
+            threshold,
+            "The calendar lists no event ahead at all: it may be out of date.",
         )
     return Check("macro", "pass", 0.0, threshold, f"No high-impact event scheduled in the next {hours:g} h.")
 
