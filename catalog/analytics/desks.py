@@ -36,8 +36,9 @@ from catalog.models import CalendarEvent, ExchangeMarket, FundingRate
 
 # --- freshness ----------------------------------------------------------------------------------
 
-# The newest 1h bar closes at most an hour after now; one more hour covers a feed outage
-# before a desk built on 1h candles stops selling.
+# A series is as old as its newest bar's close (open + timeframe). The feed rewrites the bar in
+# progress every minute, so while it runs that close is ahead of now; two hours behind now
+# means about two hours without a pass, and a desk built on 1h candles stops selling.
 CANDLES_1H_MAX_AGE = timedelta(hours=2)
 # The exchanges feed writes 1m bars every minute: ten minutes old, a scalp setup is history.
 CANDLES_1M_MAX_AGE = timedelta(minutes=10)
@@ -52,8 +53,8 @@ def series_fresh(series: Series | None, *, max_age: timedelta, now: datetime) ->
 
 # --- venue fees ---------------------------------------------------------------------------------
 
-# When ccxt does not know a venue's fee we assume this taker fee (0.2 %), above every major
-# venue's base tier, so a grid or a scalp priced with it errs on the side of paying its fees.
+# When ccxt does not know a venue's fee we assume this taker fee (0.2 %), more than most major
+# venues' base tier, so a grid or a scalp priced with it errs on the side of paying its fees.
 # Payloads say "assumed" next to it.
 TAKER_FEE_ASSUMED = 0.002
 
