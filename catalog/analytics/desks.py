@@ -551,7 +551,7 @@ def check_liquidity(market: ExchangeMarket | None, side: Side, notional: float) 
             "warn",
             round(share * 100, 4),
             threshold,
-            f"Thin for this size ({thin}): {share * 100:.3f}% of 24h volume {where}; slice the order.",
+            f"Thin for this size ({thin}): {share * 100:.4f}% of 24h volume {where}; slice the order.",
         )
     return Check(
         "liquidity",
