@@ -15,7 +15,15 @@ from django.utils import timezone
 
 from catalog.analytics.sentiment import news_score
 from catalog.analytics.series import timeframe_delta
-from catalog.models import Candle, EquityQuote, ExchangeMarket, NewsItem, TokenizedAsset
+from catalog.models import (
+    CalendarEvent,
+    Candle,
+    EquityQuote,
+    ExchangeMarket,
+    FundingRate,
+    NewsItem,
+    TokenizedAsset,
+)
 
 Shape = Callable[[int], float]
 
@@ -307,3 +315,81 @@ def sentiment_market_write() -> None:
     )
     equity_quote_write(symbol="NVDA", price=100.0, low=96.0, high=104.0, change_pct=2.5, prev_close=97.56)
     equity_quote_write(symbol="TSLA", price=200.0, low=190.0, high=210.0, change_pct=-3.0, prev_close=206.19)
+
+
+# --- desks (grid range, broker scalp, decision pack) ---------------------------------------------
+
+
+def plunge(shape: Shape, at: int, depth: float, over: int = 3) -> Shape:
+    """`shape` until bar `at`, then a fall of `depth` (0.01 = 1 %) spread over `over` bars,
+    held after: an oversold flush (on a band) or a pullback (on a rise)."""
+    return lambda i: shape(i) if i < at else shape(at) * (1 - depth * min(1.0, (i - at + 1) / over))
+
+
+def funding_write(
+    *,
+    exchange: str,
+    symbol: str,
+    rate: float,
+    period_hours: float = 8.0,
+    readings: int = 2,
+    replay: bool = False,
+) -> list[FundingRate]:
+    """`readings` funding readings of one perpetual `period_hours` apart, the newest for the
+    next funding time, all at `rate`, observed now (as the exchanges feed writes them)."""
+    now = timezone.now()
+    period = timedelta(hours=period_hours)
+    nxt = now.replace(minute=0, second=0, microsecond=0) + period
+    return [
+        FundingRate.objects.create(
+            exchange=exchange,
+            symbol=symbol,
+            rate=Decimal(str(rate)),
+            funding_at=nxt - period * k,
+            next_funding_at=nxt - period * (k - 1),
+            replay=replay,
+            observed_at=now,
+        )
+        for k in range(readings)
+    ]
+
+
+def calendar_write(
+    *, title: str, in_hours: float, impact: str = "high", source: str = "manual", country: str = "US"
+) -> CalendarEvent:
+    """A calendar event starting `in_hours` from now (negative: already started)."""
+    return CalendarEvent.objects.create(
+        title=title,
+        source=source,
+        country=country,
+        category="rates",
+        impact=impact,
+        starts_at=timezone.now() + timedelta(hours=in_hours),
+    )
+
+
+def desks_market_write(symbol: str = "BTC/USDT", exchange: str = "binance") -> None:
+    """What the grid desk, the scalp desk and the decision pack need for one symbol: a 1h band
+    (a range), 1m candles, a deep ticker with a tight book. Writes only what is missing, so it
+    sits beside other builders that write the same symbol."""
+    mid = 100.0
+    if not Candle.objects.filter(symbol=symbol, timeframe="1h").exists():
+        candles_write(symbol=symbol, exchange=exchange, shape=band(mid=mid), timeframe="1h", bars=200)
+    if not Candle.objects.filter(symbol=symbol, timeframe="1m").exists():
+        candles_write(
+            symbol=symbol,
+            exchange=exchange,
+            shape=band(mid=mid, amplitude=0.003, period=30),
+            timeframe="1m",
+            bars=150,
+            noise=0.0005,
+        )
+    if not ExchangeMarket.objects.filter(exchange=exchange, symbol=symbol).exists():
+        market_write(
+            exchange=exchange,
+            symbol=symbol,
+            bid=mid * 0.99995,
+            ask=mid * 1.00005,
+            volume_24h_usd=50_000_000.0,
+            size=500.0,
+        )

@@ -7,6 +7,7 @@ import pytest
 
 from billing.models import Payment
 from catalog.models import NewsItem, SpreadSnapshot
+from catalog.products.registry import specs_all
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +79,8 @@ def test_x402_paths_validate_before_any_challenge_and_unbuilt_products_never_cha
     item = NewsItem.objects.create(title="t", teaser="t", body="b", category="crypto")
     resp = api.get("/api/a2a/x402/news/unlock", {"news_id": item.id})
     assert resp.status_code == 402 and resp.json()["accepts"][0]["maxAmountRequired"] == "100000"
-    resp = api.get("/api/a2a/x402/trading/grid-range-desk")  # product not built yet
+    unbuilt = next(s for s in specs_all() if not s.built)  # a product not built yet
+    resp = api.get(unbuilt.full_path)
     assert resp.status_code == 503 and resp.json()["code"] == "product_unavailable"
     assert Payment.objects.count() == 0
 

@@ -332,7 +332,9 @@ def test_storefront_heroes_tiers_and_prices_match_the_document(api):
     assert {k for k, v in listed.items() if v["hero"]} == documented_heroes
     assert {k for k, v in listed.items() if v["tier"] and not v["hero"]} == documented_growth
     assert listed["grid_range_desk"]["tier"] == "D" and listed["grid_range_desk"]["intel_only"] is True
-    assert listed["grid_range_desk"]["status"] == ("live_x402" if "grid_range_desk" in built else "coming_soon")
+    assert listed["grid_range_desk"]["status"] == (
+        "live_x402" if "grid_range_desk" in built else "coming_soon"
+    )
     assert hero["m2m_session_desk"]["price_usdc"] == 1.5 and hero["news_unlock"]["tier"] == "L"
     assert all(s["status"] == "live_x402" for s in body["storefront_skus"])
     assert body["primary_entry"] == "news_unlock"

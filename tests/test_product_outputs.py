@@ -17,6 +17,7 @@ from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
 from tests.marketdata import (
+    desks_market_write,
     fee_history_write,
     mev_market_write,
     sentiment_market_write,
@@ -72,6 +73,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     tokenized_market_write()  # tokenized_premium, tokenized_session_desk
     fee_history_write(), mev_market_write()  # mev_exec_hint_pack
     sentiment_market_write()
+    desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

@@ -471,6 +471,16 @@ PAIR_ARB_ALERT_BPS = env.float("PAIR_ARB_ALERT_BPS", default=25.0)
 FEDERATION_SIGNAL_MAX_AGE_HOURS = env.float("FEDERATION_SIGNAL_MAX_AGE_HOURS", default=24.0)
 PREDICTION_ALERT_MOVE = env.float("PREDICTION_ALERT_MOVE", default=0.05)
 
+# --- desks (catalog/analytics/desks.py; the other thresholds are constants there) -----------
+# A grid step is at least this many round-trip taker fees (2 = half of each step pays fees).
+GRID_FEE_MULTIPLE = env.float("GRID_FEE_MULTIPLE", default=2.0)
+# The scalp desk's pairs trade at least this much a day (USD) on their deepest venue.
+SCALP_MIN_VOLUME_USD = env.float("SCALP_MIN_VOLUME_USD", default=1_000_000.0)
+# A scalp is skipped when crossing the spread costs more than this share of its target distance.
+SCALP_MAX_SPREAD_SHARE = env.float("SCALP_MAX_SPREAD_SHARE", default=0.25)
+# The decision pack's macro gate fails on a high-impact event within this many hours.
+DECISION_MACRO_WINDOW_HOURS = env.float("DECISION_MACRO_WINDOW_HOURS", default=4.0)
+
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200
 
