@@ -28,6 +28,7 @@ from catalog.models import (
     FundingRate,
     Integration,
     NewsItem,
+    OrderBook,
     PartnerAgent,
     PredictionMarket,
     PredictionPrice,
@@ -284,6 +285,7 @@ for model, fields in [
     ),
     (Candle, ["exchange", "symbol", "timeframe", "open_time", "close", "volume", "replay"]),
     (FundingRate, ["exchange", "symbol", "rate", "funding_at", "next_funding_at", "replay", "observed_at"]),
+    (OrderBook, ["exchange", "symbol", "depth", "book_at", "replay", "observed_at"]),
     (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at", "status", "replay"]),
     (PredictionPrice, ["market", "yes_price", "replay", "observed_at"]),
     (YieldPool, ["project", "chain", "symbol", "tvl_usd", "apy", "apy_mean_30d", "replay", "observed_at"]),
@@ -291,7 +293,10 @@ for model, fields in [
     (RegimeSnapshot, ["regime", "confidence", "computed_at"]),
     (DeskSignal, ["desk", "symbol", "side", "pnl_pct", "opened_at", "closed_at"]),
     (RpcProbe, ["endpoint", "ok", "latency_ms", "block_number", "probed_at"]),
-    (SpreadSnapshot, ["symbol", "venue_a", "venue_b", "spread_bps", "captured_at"]),
+    (
+        SpreadSnapshot,
+        ["symbol", "venue_a", "venue_b", "spread_bps", "net_bps", "source", "replay", "captured_at"],
+    ),
     (DailyCounter, ["day", "metric", "key", "count"]),
     (WorkerHeartbeat, ["name", "hostname", "beat_at"]),
 ]:

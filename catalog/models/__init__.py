@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from .books import OrderBook
 from .calendar import CalendarEvent
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
 from .equity import EquityQuote
@@ -36,6 +37,7 @@ __all__ = [
     "FundingRate",
     "Integration",
     "NewsItem",
+    "OrderBook",
     "PartnerAgent",
     "PredictionMarket",
     "PredictionPrice",
