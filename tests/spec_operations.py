@@ -167,5 +167,9 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/webhooks/events"),
         ("DELETE", "/api/a2a/account/webhooks/{subscription_id}"),
         ("POST", "/api/a2a/account/webhooks/{subscription_id}/test"),
+        # x402 paths of the SKUs added for X-API-Key routes of the document (issue 12)
+        ("GET", "/api/a2a/x402/exchange-spreads"),
+        ("GET", "/api/a2a/x402/twap/preview"),
+        ("GET", "/api/a2a/x402/mm/hint"),
     }
 )

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from billing.models import BillingSettings, Payment
 from catalog.models import EditorialPiece, NewsItem, Sku, Teaser
+from catalog.products.registry import products_built, specs_all
 from catalog.seed.content import interface_teaser_names
 from tests.spec_operations import SPEC_OPERATIONS
 
@@ -325,18 +326,9 @@ def test_storefront_heroes_tiers_and_prices_match_the_document(api):
     built = products_built()
     body = api.get("/api/a2a/discovery/storefront").json()
     hero = {s["sku"]: s for s in body["storefront_skus"]}
-    assert (
-        set(hero)
-        == documented_heroes & built
-        == {
-            "news_unlock",
-            "morning_brief_promo",
-            "m2m_session_desk",
-            "telemetry_detail",
-            "morning_brief",
-        }
-    )
-    assert {s["sku"] for s in body["growth_skus"]} == documented_growth & built == set()
+    assert set(hero) == documented_heroes & built
+    assert {"news_unlock", "morning_brief_promo", "m2m_session_desk", "telemetry_detail"} <= set(hero)
+    assert {s["sku"] for s in body["growth_skus"]} == documented_growth & built
     listed = {s["sku"]: s for s in api.get("/api/a2a/ai-agent.json").json()["skus"]}
     assert {k for k, v in listed.items() if v["hero"]} == documented_heroes
     assert {k for k, v in listed.items() if v["tier"] and not v["hero"]} == documented_growth
@@ -395,9 +387,10 @@ def test_published_figures_are_computed_from_payment_records(api):
     assert funnel["sales"] == 3 and funnel["payment_attempts"] == 4 and funnel["skus_activated"] == 2
     assert funnel["revenue_usdc"]["24h"] == pytest.approx(0.16)
     status = api.get("/api/a2a/x402/status").json()
-    # 44 SKUs are switched on, 14 have a built product: only those answer 402 and are counted.
-    assert Sku.objects.filter(status="live_x402").count() == 44
-    assert status["live_skus"] == len(status["skus"]) == 14 and len(status["coming_soon"]) == 30
+    # Every SKU is switched on; only those with a built product answer 402 and are counted.
+    total, live = len(specs_all()), len(products_built())
+    assert Sku.objects.filter(status="live_x402").count() == total
+    assert status["live_skus"] == len(status["skus"]) == live and len(status["coming_soon"]) == total - live
     assert status["performance_30d"]["sales"] == 3
 
 
@@ -458,11 +451,11 @@ def test_morning_brief_free_shows_only_the_published_summary(api):
 
 
 def test_disabled_sku_leaves_the_catalogs_and_its_path(api):
-    # telemetry_detail is built (one of the 14 on sale): switched off, it leaves every list.
+    # telemetry_detail is built (one of those on sale): switched off, it leaves every list.
     Sku.objects.filter(sku="telemetry_detail").update(status=Sku.Status.DISABLED)
     store = api.get("/api/a2a/discovery/storefront").json()
     assert "telemetry_detail" not in {s["sku"] for s in store["storefront_skus"]}
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 13
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == len(products_built()) - 1
     assert "telemetry_detail" not in {r["sku"] for r in api.get("/.well-known/x402").json()["resources"]}
     assert "telemetry_detail" not in {s["sku"] for s in api.get("/api/a2a/ai-agent.json").json()["skus"]}
     assert api.get("/api/a2a/x402/telemetry/detail").status_code == 404
@@ -471,8 +464,8 @@ def test_disabled_sku_leaves_the_catalogs_and_its_path(api):
 
 
 def test_well_known_x402_lists_every_live_paid_resource(api):
-    # Only the 14 SKUs with a built product are paid resources; the other 30 are coming soon.
+    # Only the SKUs with a built product are paid resources; the others are coming soon.
     body = api.get("/.well-known/x402").json()
-    assert len(body["resources"]) == 14
+    assert len(body["resources"]) == len(products_built())
     news = [r for r in body["resources"] if r["sku"] == "news_unlock"][0]
     assert news["amount"] == "100000" and news["network"] == "eip155:8453" and news["scheme"] == "exact"

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from catalog.models import EditorialPiece, NewsItem, Sku, Teaser
-from catalog.products.registry import products_built
+from catalog.products.registry import products_built, specs_all
 
 pytestmark = pytest.mark.django_db
 
@@ -58,10 +58,12 @@ def test_every_sku_advertised_live_answers_402_and_the_rest_are_not_live(api, ne
     skus = {x.sku: x for x in Sku.objects.all()}
     built = products_built()
     answers_402 = {name for name, x in skus.items() if _unpaid(api, x, news_item) == 402}
-    # The fixture state of issue 10: 44 SKUs switched on, 14 built; the 30 others answer 503.
-    assert len(skus) == 44 and answers_402 == built and len(answers_402) == 14
+    # Every SKU is switched on; the built ones answer 402, the others 503 (the counts follow
+    # the registry: each product built moves one SKU from the second group to the first).
+    total, live = len(specs_all()), len(built)
+    assert len(skus) == total and answers_402 == built and len(answers_402) == live
     unbuilt = set(skus) - built
-    assert len(unbuilt) == 30
+    assert len(unbuilt) == total - live
     assert all(_unpaid(api, skus[name], news_item) == 503 for name in unbuilt)
 
     for where, names in _advertised(api).items():
@@ -85,13 +87,13 @@ def test_every_sku_advertised_live_answers_402_and_the_rest_are_not_live(api, ne
         assert {n for n, st in listed.items() if st == "live_x402"} == answers_402
 
     # Every live count is the number that answers 402.
-    assert status["live_skus"] == 14
-    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 14
-    assert api.get("/api/a2a/platform/stats").json()["skus_total"] == 44
-    assert api.get("/api/a2a/monetization/status").json()["skus_live"] == 14
-    assert api.get("/api/a2a/discovery/m2m").json()["paid_sku_count"] == 14
+    assert status["live_skus"] == live
+    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == live
+    assert api.get("/api/a2a/platform/stats").json()["skus_total"] == total
+    assert api.get("/api/a2a/monetization/status").json()["skus_live"] == live
+    assert api.get("/api/a2a/discovery/m2m").json()["paid_sku_count"] == live
     health = api.get("/api/a2a/program/health").json()["skus"]
-    assert (health["live"], health["coming_soon"], health["products_built"]) == (14, 30, 14)
+    assert (health["live"], health["coming_soon"], health["products_built"]) == (live, total - live, live)
     mcp = api.get("/api/a2a/mcp/catalog").json()
     assert {t["name"] for t in mcp["tools"] if t["paid"]} == answers_402
     hero = {x["sku"] for x in api.get("/api/a2a/promotion/hero-pack").json()["hero_skus"]}
@@ -110,8 +112,9 @@ def test_a_sku_switched_off_by_staff_is_not_advertised_live_anywhere(api, news_i
         assert _unpaid(api, Sku.objects.get(sku=name), news_item) == 404
     for where, names in _advertised(api).items():
         assert not names & {"morning_brief", "news_unlock"}, where
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 12
-    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 12
+    live = len(products_built())
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == live - 2
+    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == live - 2
     teaser = api.get("/api/a2a/teaser/morning-brief").json()
     assert teaser["available"] is False and "switched off" in teaser["unavailable_reason"]
     assert api.get("/api/a2a/morning-brief").json()["available"] is False
