@@ -263,6 +263,11 @@ def test_the_deprecated_snapshot_route_answers_with_its_successor(api, key, fees
     assert api.get("/api/a2a/spread-snapshot")["Deprecation"] == "true"
     schema = api.get("/api/a2a/openapi.json").json()
     assert schema["paths"]["/api/a2a/spread-snapshot"]["get"]["deprecated"] is True
+    # The credit fast path (in front of Django) would drop the headers: it serves the successor only.
+    from billing.api.credit_fastpath import fast_routes
+
+    routes = fast_routes()
+    assert "/api/a2a/exchange-spreads" in routes and "/api/a2a/spread-snapshot" not in routes
 
 
 def test_no_fresh_books_is_503_and_uncharged(api, key, fees_10bps):
