@@ -32,6 +32,7 @@ from catalog.models import (
     GasFeeBlock,
     Integration,
     NewsItem,
+    OrderBook,
     PartnerAgent,
     PartnerSignal,
     PredictionMarket,
@@ -415,6 +416,7 @@ for model, fields in [
     ),
     (Candle, ["exchange", "symbol", "timeframe", "open_time", "close", "volume", "replay"]),
     (FundingRate, ["exchange", "symbol", "rate", "funding_at", "next_funding_at", "replay", "observed_at"]),
+    (OrderBook, ["exchange", "symbol", "depth", "book_at", "replay", "observed_at"]),
     (PredictionMarket, ["venue", "question", "yes_price", "volume_usd", "closes_at", "status", "replay"]),
     (PredictionPrice, ["market", "yes_price", "replay", "observed_at"]),
     (YieldPool, ["project", "chain", "symbol", "tvl_usd", "apy", "apy_mean_30d", "replay", "observed_at"]),
@@ -450,7 +452,10 @@ for model, fields in [
             "observed_at",
         ],
     ),
-    (SpreadSnapshot, ["symbol", "venue_a", "venue_b", "spread_bps", "captured_at"]),
+    (
+        SpreadSnapshot,
+        ["symbol", "venue_a", "venue_b", "spread_bps", "net_bps", "source", "replay", "captured_at"],
+    ),
     (DailyCounter, ["day", "metric", "key", "count"]),
     (WorkerHeartbeat, ["name", "hostname", "beat_at"]),
 ]:

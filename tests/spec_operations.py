@@ -172,5 +172,9 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # new SKUs (issue 12): the x402 paths of the X-API-Key routes equity/intel and equity/scalp
         ("GET", "/api/a2a/x402/equity/intel"),
         ("GET", "/api/a2a/x402/equity/scalp"),
+        # x402 paths of the SKUs added for X-API-Key routes of the document (issue 12)
+        ("GET", "/api/a2a/x402/exchange-spreads"),
+        ("GET", "/api/a2a/x402/twap/preview"),
+        ("GET", "/api/a2a/x402/mm/hint"),
     }
 )

@@ -20,7 +20,7 @@ from a2a_service.core.http import TargetRefused
 from catalog.feeds.exchanges import exchanges_prune, parse
 from catalog.feeds.exchanges.client import api_bases, folded_query, rebased, replay_url, sample_path
 from catalog.feeds.registry import FeedError, FeedPass, feed_get
-from catalog.models import Candle, ExchangeMarket, FundingRate, TokenizedAsset
+from catalog.models import Candle, ExchangeMarket, FundingRate, OrderBook, SpreadSnapshot, TokenizedAsset
 from tests.feeds.sample_server import SAMPLES, sample_server
 
 pytestmark = pytest.mark.django_db
@@ -93,7 +93,16 @@ def test_the_source_is_registered():
 def test_replay_pass_parses_every_venue_through_ccxt(replay):
     rows = run_pass(replay=True)
     markets, candles, funding, tokenized = counts()
-    assert rows == markets + candles + funding + tokenized
+    # (Order books and the pass's cross-venue spreads: tests/test_feed_books.py.)
+    assert (
+        rows
+        == markets
+        + candles
+        + funding
+        + tokenized
+        + OrderBook.objects.count()
+        + SpreadSnapshot.objects.count()
+    )
     assert {m.exchange for m in ExchangeMarket.objects.all()} == {"binance", "okx", "bybit"}
     assert not ExchangeMarket.objects.filter(replay=False).exists()
     assert not Candle.objects.exclude(source="exchanges").exists()

@@ -18,6 +18,7 @@ from catalog.products.registry import ProductSpec, product_get, products_built, 
 from catalog.services import catalog_seed
 from tests.marketdata import (
     desks_market_write,
+    execution_market_write,
     fee_history_write,
     mev_market_write,
     sentiment_market_write,
@@ -74,13 +75,14 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     fee_history_write(), mev_market_write()  # mev_exec_hint_pack
     sentiment_market_write()
     desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)
+    execution_params = execution_market_write()
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())
     credit_add(
         account_id=account.id, amount_atomic=50_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
     )
-    return key, account, {"news_unlock": {"news_id": news.id}}
+    return key, account, {"news_unlock": {"news_id": news.id}, **execution_params}
 
 
 def test_every_built_product_answers_its_output_model(api, shop):

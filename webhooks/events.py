@@ -41,9 +41,12 @@ class PredictionAlert(BaseModel):
 
 class PairArbAlert(BaseModel):
     symbol: str
-    venue_a: str
-    venue_b: str
-    spread_bps: float
+    venue_a: str = Field(description="buy here (at its ask), for the exchanges feed's readings")
+    venue_b: str = Field(description="sell here (at its bid)")
+    spread_bps: float = Field(description="the gross gap in bps of the buy price")
+    net_bps: float | None = Field(
+        None, description="the gap net of both venues' taker fees (None for ingested readings)"
+    )
     at: str
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from django.utils import timezone
@@ -44,18 +45,57 @@ def signal_opened(sender: type, instance: DeskSignal, created: bool, **kwargs: A
         )
 
 
-def _spread_alert(instance: SpreadSnapshot) -> None:
-    if abs(float(instance.spread_bps)) >= settings.PAIR_ARB_ALERT_BPS:
-        event_publish(
-            kind="pair_arb_alert",
-            payload={
-                "symbol": instance.symbol,
-                "venue_a": instance.venue_a,
-                "venue_b": instance.venue_b,
-                "spread_bps": float(instance.spread_bps),
-                "at": iso(instance.captured_at) or "",
-            },
+def _spread_measure(row: SpreadSnapshot) -> float:
+    """What the threshold applies to: the gap net of taker fees where the writer knew the fees
+    (the exchanges feed: signed, a negative net gap is no opportunity in either direction),
+    else the ingested reading's size (its sign only says which venue is the richer)."""
+    if row.net_bps is not None:
+        return float(row.net_bps)
+    return abs(float(row.spread_bps))
+
+
+def _spread_previous(row: SpreadSnapshot) -> SpreadSnapshot | None:
+    """The reading before `row` that `row` continues: for the exchanges feed (one reading per
+    symbol and pass, its best pair) the symbol's previous reading from the feed; for ingested
+    readings (several pairs per symbol) the previous reading of the same venue pair."""
+    earlier = SpreadSnapshot.objects.filter(symbol=row.symbol, source=row.source).filter(
+        Q(captured_at__lt=row.captured_at) | Q(captured_at=row.captured_at, pk__lt=row.pk)
+    )
+    if row.net_bps is None:
+        earlier = earlier.filter(
+            Q(venue_a=row.venue_a, venue_b=row.venue_b) | Q(venue_a=row.venue_b, venue_b=row.venue_a)
         )
+    return earlier.order_by("-captured_at", "-pk").first()
+
+
+def _spread_alert(instance: SpreadSnapshot) -> None:
+    """pair_arb_alert when a venue pair crosses PAIR_ARB_ALERT_BPS: this reading is at or over
+    it and the reading it continues was under it, was of another pair, or does not exist. A
+    pair that stays over the threshold pass after pass alerts once."""
+    threshold = settings.PAIR_ARB_ALERT_BPS
+    if _spread_measure(instance) < threshold:
+        return
+    before = _spread_previous(instance)
+    if before is not None and _spread_measure(before) >= threshold:
+        # An ingested reading's previous one is of the same pair already; the feed's best pair
+        # of a symbol may change from one pass to the next (a new pair over it alerts).
+        same_pair = instance.net_bps is None or (before.venue_a, before.venue_b) == (
+            instance.venue_a,
+            instance.venue_b,
+        )
+        if same_pair:
+            return  # still over the threshold: alerted when it crossed
+    event_publish(
+        kind="pair_arb_alert",
+        payload={
+            "symbol": instance.symbol,
+            "venue_a": instance.venue_a,
+            "venue_b": instance.venue_b,
+            "spread_bps": float(instance.spread_bps),
+            "net_bps": float(instance.net_bps) if instance.net_bps is not None else None,
+            "at": iso(instance.captured_at) or "",
+        },
+    )
 
 
 @receiver(post_save, sender=SpreadSnapshot)

@@ -411,6 +411,14 @@ MARKET_SYMBOLS = env.list(
 )
 EXCHANGE_API_BASES = env.str("EXCHANGE_API_BASES", default="")
 EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "120", "1h": "48"})
+# Order-book levels fetched per side for each spot market (0: no depth). Venues accept only
+# some values (binance 5/10/20/50/100/...; okx up to 400; bybit spot up to 200).
+EXCHANGE_BOOK_DEPTH = env.int("EXCHANGE_BOOK_DEPTH", default=20)
+# Trading fees as fractions ("binance=0.001,okx=0.0008"): override a venue's public base-tier
+# rate from ccxt's static exchange description (catalog/analytics/execution.py).
+# (A malformed rate fails at start-up rather than pricing with a wrong fee.)
+EXCHANGE_TAKER_FEES = {k.strip(): float(v) for k, v in env.dict("EXCHANGE_TAKER_FEES", default={}).items()}
+EXCHANGE_MAKER_FEES = {k.strip(): float(v) for k, v in env.dict("EXCHANGE_MAKER_FEES", default={}).items()}
 # Tokenized assets priced from the exchanges' tickers: "SYMBOL|name|underlying,...".
 TOKENIZED_WATCHLIST = env.list("TOKENIZED_WATCHLIST", default=["PAXG|PAX Gold|XAU", "XAUT|Tether Gold|XAU"])
 # Calendar feed (catalog/feeds/calendar/): ICS calendars, comma-separated `name|url[|country]`
@@ -465,7 +473,8 @@ WEBHOOK_TEST_EVENTS_WINDOW_SECONDS = env.int("WEBHOOK_TEST_EVENTS_WINDOW_SECONDS
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
-# Alert thresholds: an ingested cross-venue spread, a move of a prediction market's yes price.
+# Alert thresholds: a cross-venue spread (net of taker fees for the exchanges feed's readings;
+# an alert when a venue pair crosses it), a move of a prediction market's yes price.
 PAIR_ARB_ALERT_BPS = env.float("PAIR_ARB_ALERT_BPS", default=25.0)
 # Federated partner signals older than this are not resold (catalog/products/federation.py).
 FEDERATION_SIGNAL_MAX_AGE_HOURS = env.float("FEDERATION_SIGNAL_MAX_AGE_HOURS", default=24.0)

@@ -3,30 +3,16 @@ the X-API-Key routes whose product is not built yet."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from django.urls import URLPattern, path
-from pydantic import Field
 
-from a2a_service.core.inputs import Limit24Query, QueryModel
+from a2a_service.core.inputs import Limit24Query
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import A2aDelegationActivateBody, A2aDelegationFillBody, BrianTransactionRequest
 from catalog.products.registry import specs_all
-
-
-class TwapPreviewQuery(QueryModel):
-    symbol: Annotated[str, Field(min_length=3, max_length=40, pattern=r"^[A-Za-z0-9]+/[A-Za-z0-9]+$")] = (
-        "BTC/USDT"
-    )
-    notional_usdc: Annotated[float, Field(gt=0, le=1_000_000_000)] = 10000
-    slices: Annotated[int, Field(ge=1, le=200)] = 6
-
-
-class MmHintQuery(QueryModel):
-    bias: Literal["neutral", "long", "short"] = "neutral"
-
 
 M, ACC, T = "market-data", "accounts", "telemetry"
 
@@ -39,19 +25,6 @@ PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("GET", "api/a2a/tokenized/scalp", "tokenized_scalp", "Tokenized scalp setups", M, None, None),
     ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
     ("GET", "api/a2a/intel/history", "intel_history", "Intelligence history", M, Limit24Query, None),
-    ("GET", "api/a2a/twap/preview", "twap_preview", "TWAP slicing preview", M, TwapPreviewQuery, None),
-    ("GET", "api/a2a/mm/hint", "mm_hint", "Market-making hint", M, MmHintQuery, None),
-    ("GET", "api/a2a/exchange-spreads", "exchange_spreads", "Structural spread radar", M, None, None),
-    (
-        "GET",
-        "api/a2a/spread-snapshot",
-        "spread_snapshot",
-        "Spread snapshot (deprecated: use exchange-spreads)",
-        M,
-        None,
-        None,
-        True,
-    ),
     (
         "POST",
         "api/a2a/txgen/transaction",
@@ -99,6 +72,7 @@ def paid_urlpatterns() -> list[URLPattern]:
                 tag=route.tag,
                 product_sku=spec.sku,
                 deprecated=route.deprecated,
+                successor=route.successor,
             )
             patterns.append(path(route.route, credit.as_view(), name=route.operation_id))
     for method, route, name, summary, tag, query, body, *extra in PENDING_CREDIT_ROUTES:

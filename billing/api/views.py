@@ -242,6 +242,19 @@ class CreditRouteView(ApiView):
     query_model: type[QueryModel] | None = None
     body_model: type[BaseModel] | None = None
     metric = "credit"
+    deprecated: bool = False
+    successor: str = ""
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.deprecated:
+            # Every answer of a deprecated route (refusals too) says so, and where to go instead:
+            # `Deprecation: true` (RFC 9745 would want the date it was deprecated, which nobody
+            # recorded) and an RFC 8288 link to the successor.
+            response["Deprecation"] = "true"
+            if self.successor:
+                response["Link"] = f'<{base_url(request)}{self.successor}>; rel="successor-version"'
+        return response
 
     def handle(self, request: Request, **path: Any) -> Response:
         account = api_key_account(request)
@@ -336,6 +349,7 @@ def credit_view(
     query: type[QueryModel] | None = None,
     body: type[BaseModel] | None = None,
     deprecated: bool = False,
+    successor: str = "",
     header_optional_null: bool = False,
 ) -> type[CreditRouteView]:
     def handler(self: CreditRouteView, request: Request, **path: Any) -> Response:
@@ -371,6 +385,8 @@ def credit_view(
             "product_sku": product_sku,
             "query_model": query,
             "body_model": body,
+            "deprecated": deprecated,
+            "successor": successor,
             "http_method_names": [method.lower(), "options"],
             method.lower(): schema(handler),
         },

@@ -48,6 +48,7 @@ class SpreadSnapshotIngestView(ApiView):
                     venue_b=r.venue_b,
                     spread_bps=round(r.spread_bps, 3),
                     captured_at=r.captured_at or timezone.now(),
+                    source="ingest",
                 )
                 for r in body.readings
             )

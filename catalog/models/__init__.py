@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from .books import OrderBook
 from .calendar import CalendarEvent
 from .chain import GasFeeBlock
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
@@ -39,6 +40,7 @@ __all__ = [
     "GasFeeBlock",
     "Integration",
     "NewsItem",
+    "OrderBook",
     "PartnerAgent",
     "PartnerSignal",
     "PredictionMarket",

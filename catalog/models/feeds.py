@@ -188,12 +188,23 @@ class RpcProbe(models.Model):
 
 
 class SpreadSnapshot(models.Model):
-    """A structural spread reading pushed by the internal ingest endpoint."""
+    """A structural cross-venue spread reading: written after each exchanges pass (the best
+    venue pair of each symbol: buy at venue_a's ask, sell at venue_b's bid) or pushed by the
+    internal ingest endpoint. A reading at or over PAIR_ARB_ALERT_BPS pushes pair_arb_alert
+    when its pair crosses the threshold (webhooks/signals.py)."""
 
     symbol = models.CharField(max_length=40, db_index=True)
     venue_a = models.CharField(max_length=64)
     venue_b = models.CharField(max_length=64)
+    # The gross gap in bps of the mid (the exchanges feed: venue_b's bid over venue_a's ask;
+    # negative while the books do not cross); an ingested reading's own figure.
     spread_bps = models.DecimalField(max_digits=12, decimal_places=3)
+    # The gap net of both venues' taker fees, where the writer knows the fees (the exchanges
+    # feed); None for ingested readings.
+    net_bps = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True)
+    # Provenance: "exchanges" (the feed), "ingest" (the internal endpoint); replayed or live.
+    source = models.CharField(max_length=32, blank=True)
+    replay = models.BooleanField(default=False)
     captured_at = models.DateTimeField(default=timezone.now, db_index=True)
     received_at = models.DateTimeField(auto_now_add=True)
 

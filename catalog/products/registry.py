@@ -78,6 +78,9 @@ class CreditRoute:
     tag: str = "market-data"
     method: Literal["GET", "POST"] = "GET"
     deprecated: bool = False
+    # A deprecated route's replacement (a path, e.g. "/api/a2a/exchange-spreads"): its answers
+    # carry `Deprecation: true` and `Link: <successor>; rel="successor-version"`.
+    successor: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,7 +1,9 @@
-"""The exchange feed: tickers (last, bid/ask = the book's top, 24h volumes), OHLCV candles and
-perpetual funding rates from the venues of EXCHANGES (ccxt, public endpoints, no keys), for the
-markets of MARKET_SYMBOLS, plus the tokenized assets of TOKENIZED_WATCHLIST priced from the
-same tickers.
+"""The exchange feed: tickers (last, bid/ask = the book's top, 24h volumes), order books
+(EXCHANGE_BOOK_DEPTH levels a side), OHLCV candles and perpetual funding rates from the venues
+of EXCHANGES (ccxt, public endpoints, no keys), for the markets of MARKET_SYMBOLS, plus the
+tokenized assets of TOKENIZED_WATCHLIST priced from the same tickers. After the venues, the
+pass records each symbol's best cross-venue spread (SpreadSnapshot, net of taker fees), which
+pushes pair_arb_alert when a pair crosses PAIR_ARB_ALERT_BPS.
 
 The tokenized watchlist is written by this pass rather than a source of its own: its prices
 are these venues' tickers, fetched once; a second source would fetch them again.
@@ -14,10 +16,12 @@ stop the others. Retention: `exchanges_prune(before=...)`."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import ccxt
 import requests
 from django.conf import settings
 from django.db import transaction
@@ -85,6 +89,7 @@ def venue_pass(
         if t.quote in parse.USD_QUOTES or t.base not in ticks:  # a dollar price for the watchlist
             ticks[t.base] = t
         rows += 1
+    rows += books_pass(exchange, exchange_id, list(spots.values()), feed_pass, seen_at=seen_at)
     if exchange.has.get("fetchOHLCV"):
         limits = {tf: n for tf, n in candle_limits().items() if tf in (exchange.timeframes or {})}
         for want, symbol in spots.items():
@@ -112,6 +117,38 @@ def venue_pass(
             exchange=exchange_id, rates=rates, replay=feed_pass.replay, seen_at=seen_at
         )
     return rows, ticks
+
+
+def books_pass(
+    exchange: Any, exchange_id: str, symbols: list[str], feed_pass: FeedPass, *, seen_at: datetime
+) -> int:
+    """The order books of the venue's spot markets, EXCHANGE_BOOK_DEPTH levels a side (one
+    request per symbol: venues have no all-books endpoint)."""
+    depth = int(settings.EXCHANGE_BOOK_DEPTH)
+    if depth <= 0 or not exchange.has.get("fetchOrderBook"):
+        return 0
+    books = []
+    for symbol in symbols:
+        try:
+            book = parse.depth_book(
+                exchange.fetch_order_book(symbol, limit=depth), symbol=symbol, depth=depth
+            )
+        except (ccxt.BaseError, FeedError) as exc:
+            # One book the venue refused or garbled: the venue's tickers, candles and other
+            # books still stand (an unreachable venue raises a network error, which fails it).
+            reason = f"{exchange_id} {symbol} order book: {type(exc).__name__}: {exc}"
+            logger.warning("exchanges: %s", reason)
+            warn = getattr(feed_pass, "warn", None)
+            if callable(warn):
+                warn(reason[:500])
+            continue
+        if book.at is not None and feed_pass.replay:
+            # The recorded stamp lands on this pass (as the candles' and funding's do).
+            book = replace(book, at=book.at + feed_pass.replay_shift(book.at, step=timedelta(seconds=1)))
+        books.append(book)
+    return store.books_upsert(
+        exchange=exchange_id, books=books, depth=depth, replay=feed_pass.replay, seen_at=seen_at
+    )
 
 
 def run(feed_pass: FeedPass) -> int:
@@ -150,6 +187,8 @@ def run(feed_pass: FeedPass) -> int:
             # network failed (auto mode then replays) rather than a venue's answer.
             raise failures[0]
         raise FeedError("; ".join(errors)[:1000])
+    # The cross-venue spreads of this pass's book tops (they push pair_arb_alert).
+    rows += store.spreads_record(replay=feed_pass.replay, seen_at=seen_at)
     for symbol, name, underlying in watchlist():
         quotes = [(v, ticks[symbol]) for v, ticks in venue_ticks.items() if symbol in ticks]
         quotes = [(v, t) for v, t in quotes if t.last is not None]
@@ -185,7 +224,8 @@ SOURCE = feed_register(
         name=NAME,
         run=run,
         interval_seconds=60,
-        description="ccxt public tickers, book tops, 1m/1h candles and funding rates; tokenized watchlist",
+        description="ccxt public tickers, book tops and depth, 1m/1h candles and funding rates; "
+        "cross-venue spreads; tokenized watchlist",
         # Its bases are per venue (EXCHANGE_API_BASES; replay keys exchange_<id>), not URL settings.
         url_settings=(),
     )

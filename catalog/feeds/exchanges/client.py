@@ -24,9 +24,22 @@ from django.conf import settings
 
 from catalog.feeds.registry import FeedError, FeedPass
 
-# Query parameters that only bound a window or a list: a recorded answer does not depend on them.
+# Query parameters that only bound a window or a list: a recorded answer does not depend on them
+# (okx's "sz" is an order book's depth, as "limit" is binance's and bybit's).
 WINDOW_PARAMS = frozenset(
-    {"limit", "since", "startTime", "endTime", "start", "end", "after", "before", "symbols", "timestamp"}
+    {
+        "limit",
+        "since",
+        "startTime",
+        "endTime",
+        "start",
+        "end",
+        "after",
+        "before",
+        "symbols",
+        "timestamp",
+        "sz",
+    }
 )
 # Market types loaded: spot (tickers, candles) and linear perpetuals (funding). Options and
 # dated futures would multiply the requests (and the samples) for nothing we ingest.

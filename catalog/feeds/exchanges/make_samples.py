@@ -62,6 +62,12 @@ WEIGHT = {
     "XAUT": 0.04,
 }
 FUNDING = {"binance": "0.00010000", "okx": "0.0000875", "bybit": "0.0001125"}
+# A designed cross-venue gap, so that the local stack's spread radar and pair-arb desk have
+# something to show: bybit's SOL trades 60 bps above the other venues (more than binance's
+# 10 bps plus bybit's 7.5 bps taker fee), which also crosses PAIR_ARB_ALERT_BPS net of fees.
+PREMIUM = {("bybit", "SOL"): "0.006"}
+# Order-book levels recorded per side (EXCHANGE_BOOK_DEPTH may ask for up to this many).
+BOOK_LEVELS = 50
 
 
 def digits(price: Decimal) -> int:
@@ -80,6 +86,7 @@ class Book:
         self.venue, self.base = venue, base
         self.rng = random.Random(f"{venue}:{base}")
         self.last = Decimal(PRICES[base]) * Decimal(str(1 + self.rng.uniform(-0.0004, 0.0004)))
+        self.last *= 1 + Decimal(PREMIUM.get((venue, base), "0"))
         self.places = digits(self.last)
         self.last = self.last.quantize(Decimal(1).scaleb(-self.places))
         half = self.last * Decimal(str(VENUE_SPREAD[venue])) / 20000
@@ -95,6 +102,25 @@ class Book:
         self.low = min(self.last, self.open) * Decimal("0.988")
         self.bid_size = Decimal(str(round(self.rng.uniform(0.5, 40) * 1000 / float(self.last) + 0.001, 3)))
         self.ask_size = Decimal(str(round(self.rng.uniform(0.5, 40) * 1000 / float(self.last) + 0.001, 3)))
+
+    def depth(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """BOOK_LEVELS (price, size) levels a side, best first: the first is the ticker's top,
+        then prices a venue-typical fraction of a bps apart and sizes growing with distance."""
+        rng = random.Random(f"{self.venue}:{self.base}:depth")
+        tick = Decimal(1).scaleb(-self.places)
+        step_bps = Decimal(str(rng.uniform(0.4, 1.2))) * Decimal(str(VENUE_SPREAD[self.venue]))
+        usd = WEIGHT.get(self.base, 1.0) * 20_000 * VENUE_VOLUME[self.venue]
+        sides: list[list[tuple[str, str]]] = []
+        for top, top_size, sign in ((self.bid, self.bid_size, -1), (self.ask, self.ask_size, 1)):
+            rows = [(fmt(top, self.places), f"{top_size}")]
+            price = top
+            for k in range(1, BOOK_LEVELS):
+                step = max((top * step_bps / 10_000).quantize(tick), tick)
+                price = price + sign * step
+                size = Decimal(str(usd * rng.uniform(0.5, 1.5) * (1 + k / 4))) / price
+                rows.append((fmt(price, self.places), f"{size.quantize(Decimal('0.0001'))}"))
+            sides.append(rows)
+        return sides[0], sides[1]
 
     def candles(self, step: int, count: int) -> list[tuple[int, str, str, str, str, str]]:
         """Oldest first; the last closes at the last price."""
@@ -638,12 +664,53 @@ def bybit() -> None:
             )
 
 
+# --- order books ------------------------------------------------------------------------
+
+
+def books(venue: str) -> None:
+    """Each spot market's order book, in the venue's own answer (the books' tops are the
+    tickers' bid/ask written above)."""
+    for b in SPOT[venue]:
+        book = Book(venue, b)
+        bids, asks = book.depth()
+        if venue == "binance":
+            data: Any = {"lastUpdateId": 71234567890, "bids": bids, "asks": asks}
+            write(venue, f"api/v3/depth/symbol={b}USDT", data)
+        elif venue == "okx":
+            # okx levels: [price, size, deprecated "0", number of orders].
+            data = okx_envelope(
+                [
+                    {
+                        "asks": [[p, q, "0", "3"] for p, q in asks],
+                        "bids": [[p, q, "0", "3"] for p, q in bids],
+                        "ts": str(NOW_MS),
+                    }
+                ]
+            )
+            write(venue, f"api/v5/market/books/instId={b}-USDT", data)
+        else:
+            data = bybit_envelope(
+                {
+                    "s": f"{b}USDT",
+                    "b": bids,
+                    "a": asks,
+                    "ts": NOW_MS,
+                    "u": 4123456,
+                    "seq": 71234567,
+                    "cts": NOW_MS,
+                }
+            )
+            write(venue, f"v5/market/orderbook/category=spot,symbol={b}USDT", data)
+
+
 def main() -> None:
     for venue in SPOT:
         shutil.rmtree(SAMPLES / f"exchange_{venue}", ignore_errors=True)
     binance()
     okx()
     bybit()
+    for venue in SPOT:
+        books(venue)
 
 
 if __name__ == "__main__":

@@ -173,3 +173,41 @@ def pick_perp(markets: dict[str, Any], base: str) -> str | None:
         if market and market.get("swap") and market.get("active") is not False:
             return f"{base}/{quote}:{quote}"
     return None
+
+
+@dataclass(frozen=True)
+class DepthBook:
+    symbol: str
+    bids: list[tuple[Decimal, Decimal]]  # best (highest) first
+    asks: list[tuple[Decimal, Decimal]]  # best (lowest) first
+    at: datetime | None  # the venue's stamp, when it sends one
+
+
+def _side(rows: Any, *, descending: bool, depth: int) -> list[tuple[Decimal, Decimal]]:
+    if not isinstance(rows, list):
+        raise FeedError("order book side is not a list")
+    out = []
+    for row in rows:
+        if not isinstance(row, list | tuple) or len(row) < 2:
+            raise FeedError(f"order book level {row!r} is not [price, size]")
+        price, size = dec(row[0]), dec(row[1])
+        if price is None or size is None:
+            raise FeedError(f"order book level {row!r} lacks a price or a size")
+        if price > 0 and size > 0:
+            out.append((price, size))
+    # Best first whatever order the venue used (ccxt sorts, but a stand-in might not).
+    out.sort(key=lambda level: level[0], reverse=descending)
+    return out[:depth]
+
+
+def depth_book(order_book: Any, *, symbol: str, depth: int) -> DepthBook:
+    """ccxt's order book structure ({"bids": [[price, amount], ...], "asks": ..., "timestamp"})
+    as at most `depth` levels a side, best first."""
+    if not isinstance(order_book, dict):
+        raise FeedError(f"order book for {symbol} is not an object")
+    return DepthBook(
+        symbol=symbol,
+        bids=_side(order_book.get("bids"), descending=True, depth=depth),
+        asks=_side(order_book.get("asks"), descending=False, depth=depth),
+        at=when(order_book.get("timestamp")),
+    )

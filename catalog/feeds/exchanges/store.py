@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 
 from django.db import connection
 
-from catalog.feeds.exchanges.parse import Bar, Funding, Tick
-from catalog.models import Candle, ExchangeMarket, FundingRate, TokenizedAsset
+from catalog.analytics.execution import best_gaps, quotes_fresh
+from catalog.feeds.exchanges.parse import Bar, DepthBook, Funding, Tick
+from catalog.models import Candle, ExchangeMarket, FundingRate, OrderBook, SpreadSnapshot, TokenizedAsset
 
 SOURCE = "exchanges"
 
@@ -92,6 +94,63 @@ def funding_upsert(*, exchange: str, rates: Sequence[Funding], replay: bool, see
         update_fields=["rate", "next_funding_at", "mark_price", "source", "replay", "observed_at"],
     )
     return len(rows)
+
+
+def books_upsert(
+    *, exchange: str, books: Sequence[DepthBook], depth: int, replay: bool, seen_at: datetime
+) -> int:
+    """One row per venue and symbol, replaced by every pass: one INSERT ... ON CONFLICT UPDATE
+    (nothing listens to books, and no free document shows them)."""
+    rows = [
+        OrderBook(
+            exchange=exchange,
+            symbol=b.symbol,
+            bids=[[str(p), str(s)] for p, s in b.bids],
+            asks=[[str(p), str(s)] for p, s in b.asks],
+            depth=depth,
+            book_at=b.at or seen_at,
+            source=SOURCE,
+            replay=replay,
+            observed_at=seen_at,
+        )
+        for b in books
+    ]
+    OrderBook.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["exchange", "symbol"],
+        update_fields=["bids", "asks", "depth", "book_at", "source", "replay", "observed_at"],
+    )
+    return len(rows)
+
+
+def spreads_record(*, replay: bool, seen_at: datetime) -> int:
+    """The pass's cross-venue spreads as SpreadSnapshot rows: per symbol quoted by two venues
+    or more in this pass, its best venue pair (buy at venue_a's ask, sell at venue_b's bid)
+    with the gross gap and the gap net of both taker fees. Each row is saved on its own so
+    that post_save reaches the pair_arb_alert receiver (webhooks/signals.py)."""
+    # Only the tops this pass wrote: a venue that failed this pass must not pair with itself
+    # from an earlier one.
+    quotes = quotes_fresh(seen_since=seen_at)
+    written = 0
+    for gap in best_gaps(quotes):
+        net = gap.net_bps
+        SpreadSnapshot.objects.create(
+            symbol=gap.symbol,
+            venue_a=gap.buy.exchange,
+            venue_b=gap.sell.exchange,
+            spread_bps=_bps(gap.gross_bps),
+            net_bps=_bps(net) if net is not None else None,
+            source=SOURCE,
+            replay=replay,
+            captured_at=seen_at,
+        )
+        written += 1
+    return written
+
+
+def _bps(value: float) -> Decimal:
+    return Decimal(str(round(value, 3)))
 
 
 def tokenized_upsert(
