@@ -390,7 +390,7 @@ MARKET_SYMBOLS = env.list(
     ],
 )
 EXCHANGE_API_BASES = env.str("EXCHANGE_API_BASES", default="")
-EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "120", "1h": "48"})
+EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "300", "1h": "300"})
 # Tokenized assets priced from the exchanges' tickers: "SYMBOL|name|underlying,...".
 TOKENIZED_WATCHLIST = env.list("TOKENIZED_WATCHLIST", default=["PAXG|PAX Gold|XAU", "XAUT|Tether Gold|XAU"])
 # Retention of candles and funding readings (the feeds' pruning schedule reads it).

@@ -4,8 +4,9 @@ pass updates rows in place and never duplicates them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
+import ccxt
 from django.db import connection
 
 from catalog.feeds.exchanges.parse import Bar, Funding, Tick
@@ -68,6 +69,23 @@ def candles_upsert(
         update_fields=["open", "high", "low", "close", "volume", "source", "replay", "observed_at"],
     )
     return len(rows)
+
+
+def candles_wanted(*, exchange: str, symbol: str, timeframe: str, limit: int, now: datetime) -> int:
+    """How many of the newest bars a live pass asks for: all `limit` the first time (the
+    indicators need the history), then only the bars since the newest stored one (that one
+    again: it was still forming), so a pass a minute does not rewrite hours of bars."""
+    newest = (
+        Candle.objects.filter(exchange=exchange, symbol=symbol, timeframe=timeframe)
+        .order_by("-open_time")
+        .values_list("open_time", flat=True)
+        .first()
+    )
+    if newest is None:
+        return limit
+    step = timedelta(seconds=ccxt.Exchange.parse_timeframe(timeframe))
+    missing = int((now - newest) // step) + 1  # the newest stored bar and every one opened since
+    return max(2, min(limit, missing))
 
 
 def funding_upsert(*, exchange: str, rates: Sequence[Funding], replay: bool, seen_at: datetime) -> int:
