@@ -22,11 +22,13 @@ from catalog.models import (
     CatalogAgent,
     DailyCounter,
     DeskSignal,
+    DeskState,
     EditorialPiece,
     ExchangeMarket,
     FeedState,
     FundingRate,
     Integration,
+    IntelSnapshot,
     NewsItem,
     PartnerAgent,
     PredictionMarket,
@@ -44,6 +46,7 @@ from catalog.models import (
     YieldPool,
 )
 from catalog.services import sku_set_status
+from catalog.track_record import desk_enable
 
 
 class UsdcPriceForm(forms.ModelForm):
@@ -257,6 +260,23 @@ class TradingModuleAdmin(admin.ModelAdmin):
     search_fields = ["slug", "name"]
 
 
+@admin.register(DeskState)
+class DeskStateAdmin(admin.ModelAdmin):
+    """A desk killed by its drawdown publishes nothing until staff re-enable it here (its
+    drawdown then counts from the re-enable: catalog/track_record.py)."""
+
+    list_display = ["desk", "enabled", "killed_at", "kill_reason", "kill_drawdown_pct", "record_since"]
+    list_filter = ["enabled"]
+    readonly_fields = ["killed_at", "kill_reason", "record_since", "updated_at"]
+    actions = ["reenable_desks"]
+
+    @admin.action(description="Re-enable selected desks (clear the kill state)", permissions=["change"])
+    def reenable_desks(self, request: HttpRequest, queryset: QuerySet[DeskState]) -> None:
+        for state in queryset:
+            desk_enable(desk=state.desk)
+        self.message_user(request, f"{queryset.count()} desk(s) re-enabled", messages.SUCCESS)
+
+
 @admin.register(RpcEndpoint)
 class RpcEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "url", "affiliate_url", "enabled"]
@@ -289,7 +309,23 @@ for model, fields in [
     (YieldPool, ["project", "chain", "symbol", "tvl_usd", "apy", "apy_mean_30d", "replay", "observed_at"]),
     (TelemetryNode, ["node_id", "region", "country", "online", "latency_ms", "last_seen_at"]),
     (RegimeSnapshot, ["regime", "confidence", "computed_at"]),
-    (DeskSignal, ["desk", "symbol", "side", "pnl_pct", "opened_at", "closed_at"]),
+    (
+        DeskSignal,
+        [
+            "desk",
+            "symbol",
+            "side",
+            "venue",
+            "label",
+            "entry_price",
+            "status",
+            "exit_reason",
+            "pnl_pct",
+            "opened_at",
+            "closed_at",
+        ],
+    ),
+    (IntelSnapshot, ["computed_at", "regime", "as_of", "replay"]),
     (RpcProbe, ["endpoint", "ok", "latency_ms", "block_number", "probed_at"]),
     (SpreadSnapshot, ["symbol", "venue_a", "venue_b", "spread_bps", "captured_at"]),
     (DailyCounter, ["day", "metric", "key", "count"]),

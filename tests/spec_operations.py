@@ -167,5 +167,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/webhooks/events"),
         ("DELETE", "/api/a2a/account/webhooks/{subscription_id}"),
         ("POST", "/api/a2a/account/webhooks/{subscription_id}/test"),
+        # SKUs of their own for the intel routes (the interface sells them by X-API-Key only)
+        ("GET", "/api/a2a/x402/intel/latest"),
+        ("GET", "/api/a2a/x402/intel/history"),
     }
 )

@@ -334,6 +334,7 @@ def test_storefront_heroes_tiers_and_prices_match_the_document(api):
             "m2m_session_desk",
             "telemetry_detail",
             "morning_brief",
+            "copy_signals",
         }
     )
     assert {s["sku"] for s in body["growth_skus"]} == documented_growth & built == set()
@@ -395,9 +396,9 @@ def test_published_figures_are_computed_from_payment_records(api):
     assert funnel["sales"] == 3 and funnel["payment_attempts"] == 4 and funnel["skus_activated"] == 2
     assert funnel["revenue_usdc"]["24h"] == pytest.approx(0.16)
     status = api.get("/api/a2a/x402/status").json()
-    # 44 SKUs are switched on, 14 have a built product: only those answer 402 and are counted.
-    assert Sku.objects.filter(status="live_x402").count() == 44
-    assert status["live_skus"] == len(status["skus"]) == 14 and len(status["coming_soon"]) == 30
+    # 46 SKUs are switched on, 19 have a built product: only those answer 402 and are counted.
+    assert Sku.objects.filter(status="live_x402").count() == 46
+    assert status["live_skus"] == len(status["skus"]) == 19 and len(status["coming_soon"]) == 27
     assert status["performance_30d"]["sales"] == 3
 
 
@@ -458,11 +459,11 @@ def test_morning_brief_free_shows_only_the_published_summary(api):
 
 
 def test_disabled_sku_leaves_the_catalogs_and_its_path(api):
-    # telemetry_detail is built (one of the 14 on sale): switched off, it leaves every list.
+    # telemetry_detail is built (one of the 19 on sale): switched off, it leaves every list.
     Sku.objects.filter(sku="telemetry_detail").update(status=Sku.Status.DISABLED)
     store = api.get("/api/a2a/discovery/storefront").json()
     assert "telemetry_detail" not in {s["sku"] for s in store["storefront_skus"]}
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 13
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 18
     assert "telemetry_detail" not in {r["sku"] for r in api.get("/.well-known/x402").json()["resources"]}
     assert "telemetry_detail" not in {s["sku"] for s in api.get("/api/a2a/ai-agent.json").json()["skus"]}
     assert api.get("/api/a2a/x402/telemetry/detail").status_code == 404
@@ -471,8 +472,8 @@ def test_disabled_sku_leaves_the_catalogs_and_its_path(api):
 
 
 def test_well_known_x402_lists_every_live_paid_resource(api):
-    # Only the 14 SKUs with a built product are paid resources; the other 30 are coming soon.
+    # Only the 19 SKUs with a built product are paid resources; the other 27 are coming soon.
     body = api.get("/.well-known/x402").json()
-    assert len(body["resources"]) == 14
+    assert len(body["resources"]) == 19
     news = [r for r in body["resources"] if r["sku"] == "news_unlock"][0]
     assert news["amount"] == "100000" and news["network"] == "eip155:8453" and news["scheme"] == "exact"

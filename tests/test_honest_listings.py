@@ -58,10 +58,10 @@ def test_every_sku_advertised_live_answers_402_and_the_rest_are_not_live(api, ne
     skus = {x.sku: x for x in Sku.objects.all()}
     built = products_built()
     answers_402 = {name for name, x in skus.items() if _unpaid(api, x, news_item) == 402}
-    # The fixture state of issue 10: 44 SKUs switched on, 14 built; the 30 others answer 503.
-    assert len(skus) == 44 and answers_402 == built and len(answers_402) == 14
+    # 46 SKUs switched on, 19 built (issue 12 built the signals family); the 27 others answer 503.
+    assert len(skus) == 46 and answers_402 == built and len(answers_402) == 19
     unbuilt = set(skus) - built
-    assert len(unbuilt) == 30
+    assert len(unbuilt) == 27
     assert all(_unpaid(api, skus[name], news_item) == 503 for name in unbuilt)
 
     for where, names in _advertised(api).items():
@@ -85,13 +85,13 @@ def test_every_sku_advertised_live_answers_402_and_the_rest_are_not_live(api, ne
         assert {n for n, st in listed.items() if st == "live_x402"} == answers_402
 
     # Every live count is the number that answers 402.
-    assert status["live_skus"] == 14
-    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 14
-    assert api.get("/api/a2a/platform/stats").json()["skus_total"] == 44
-    assert api.get("/api/a2a/monetization/status").json()["skus_live"] == 14
-    assert api.get("/api/a2a/discovery/m2m").json()["paid_sku_count"] == 14
+    assert status["live_skus"] == 19
+    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 19
+    assert api.get("/api/a2a/platform/stats").json()["skus_total"] == 46
+    assert api.get("/api/a2a/monetization/status").json()["skus_live"] == 19
+    assert api.get("/api/a2a/discovery/m2m").json()["paid_sku_count"] == 19
     health = api.get("/api/a2a/program/health").json()["skus"]
-    assert (health["live"], health["coming_soon"], health["products_built"]) == (14, 30, 14)
+    assert (health["live"], health["coming_soon"], health["products_built"]) == (19, 27, 19)
     mcp = api.get("/api/a2a/mcp/catalog").json()
     assert {t["name"] for t in mcp["tools"] if t["paid"]} == answers_402
     hero = {x["sku"] for x in api.get("/api/a2a/promotion/hero-pack").json()["hero_skus"]}
@@ -110,8 +110,8 @@ def test_a_sku_switched_off_by_staff_is_not_advertised_live_anywhere(api, news_i
         assert _unpaid(api, Sku.objects.get(sku=name), news_item) == 404
     for where, names in _advertised(api).items():
         assert not names & {"morning_brief", "news_unlock"}, where
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 12
-    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 12
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 17
+    assert api.get("/api/a2a/platform/stats").json()["skus_live"] == 17
     teaser = api.get("/api/a2a/teaser/morning-brief").json()
     assert teaser["available"] is False and "switched off" in teaser["unavailable_reason"]
     assert api.get("/api/a2a/morning-brief").json()["available"] is False
@@ -133,9 +133,9 @@ def test_teaser_says_unavailable_until_the_product_has_data(api):
 
 
 def test_teaser_of_an_unbuilt_product_says_coming_soon(api):
-    name = Teaser.objects.filter(sku__sku="copy_signals").values_list("name", flat=True).get()
+    name = Teaser.objects.filter(sku__sku="prediction_starter_bundle").values_list("name", flat=True).get()
     teaser = api.get(f"/api/a2a/teaser/{name}").json()
-    assert "copy_signals" not in products_built()
+    assert "prediction_starter_bundle" not in products_built()
     assert teaser["available"] is False and "not built yet" in teaser["unavailable_reason"]
 
 

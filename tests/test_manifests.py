@@ -25,7 +25,7 @@ def test_erc8004_registration_file_points_at_real_endpoints(api):
 
 def test_manifest_and_mcp_catalog_list_every_live_sku(api):
     manifest = api.get("/api/a2a/ai-agent.json").json()
-    assert len(manifest["skus"]) == 44
+    assert len(manifest["skus"]) == 46
     tools = api.get("/api/a2a/mcp/catalog").json()["tools"]
     news = [t for t in tools if t["name"] == "news_unlock"][0]
     assert news["inputSchema"]["required"] == ["news_id"] and news["price_usdc"] == 0.1

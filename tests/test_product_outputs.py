@@ -16,6 +16,7 @@ from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
+from tests.marketdata import signals_shop_write
 from tests.wallets import register_over_http
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +62,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
         )
     TelemetryNode.objects.create(node_id="n1", region="eu", country="DE", latency_ms=12.0, online=True)
     TelemetryNode.objects.create(node_id="n2", region="us", country="US", latency_ms=None, online=False)
+    signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

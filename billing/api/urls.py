@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from django.urls import URLPattern, path
 from pydantic import Field
 
-from a2a_service.core.inputs import Limit24Query, QueryModel
+from a2a_service.core.inputs import QueryModel
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
@@ -41,7 +41,6 @@ PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("GET", "api/a2a/equity/intel", "equity_intel", "Equity intelligence", M, None, None),
     ("GET", "api/a2a/equity/scalp", "equity_scalp", "Equity scalp setups", M, None, None),
     ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
-    ("GET", "api/a2a/intel/history", "intel_history", "Intelligence history", M, Limit24Query, None),
     ("GET", "api/a2a/twap/preview", "twap_preview", "TWAP slicing preview", M, TwapPreviewQuery, None),
     ("GET", "api/a2a/mm/hint", "mm_hint", "Market-making hint", M, MmHintQuery, None),
     ("GET", "api/a2a/exchange-spreads", "exchange_spreads", "Structural spread radar", M, None, None),
@@ -102,6 +101,7 @@ def paid_urlpatterns() -> list[URLPattern]:
                 tag=route.tag,
                 product_sku=spec.sku,
                 deprecated=route.deprecated,
+                free=route.free,
             )
             patterns.append(path(route.route, credit.as_view(), name=route.operation_id))
     for method, route, name, summary, tag, query, body, *extra in PENDING_CREDIT_ROUTES:

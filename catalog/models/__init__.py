@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from .calendar import CalendarEvent
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
+from .desks import DeskState, IntelSnapshot
 from .equity import EquityQuote
 from .exchanges import Candle, FundingRate
 from .feeds import (
@@ -29,11 +30,13 @@ __all__ = [
     "CatalogAgent",
     "DailyCounter",
     "DeskSignal",
+    "DeskState",
     "EditorialPiece",
     "EquityQuote",
     "ExchangeMarket",
     "FeedState",
     "FundingRate",
+    "IntelSnapshot",
     "Integration",
     "NewsItem",
     "PartnerAgent",

@@ -78,6 +78,10 @@ class CreditRoute:
     tag: str = "market-data"
     method: Literal["GET", "POST"] = "GET"
     deprecated: bool = False
+    # The route's free tier: the content served, uncharged, to a caller who does not pay here
+    # (no X-API-Key, or an account whose credit does not cover the price), e.g. delayed and
+    # masked. It validates against the product's output model. None: such a caller is refused.
+    free: RunFn | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -159,7 +159,7 @@ def venue_pass(
             if p in answer and (f := parse.funding(answer[p], observed_at=seen_at)) is not None
         ]
         if feed_pass.replay:
-            observed = [t for p in perps if p in answer and (t := parse.when(answer[p].get("timestamp")))]
+            observed = [at for p in perps if p in answer and (at := parse.when(answer[p].get("timestamp")))]
             rates = replay_funding(rates, recorded=max(observed, default=recorded_now), feed_pass=feed_pass)
         rows += store.funding_upsert(
             exchange=exchange_id, rates=rates, replay=feed_pass.replay, seen_at=seen_at

@@ -116,10 +116,10 @@ class Book:
         if step == HOUR:
             # The 1h bars the 1m bars cover: their high and low are the 1m bars' extremes.
             minutes = self.candles(MINUTE, len(path.closes_1m))
-            for t, _o, h, lo, _c, _v in minutes:
-                hour = (t // HOUR) * HOUR
+            for opened, _o, high, low, _c, _v in minutes:
+                hour = (opened // HOUR) * HOUR
                 top, bottom = spans.get(hour, (0.0, float("inf")))
-                spans[hour] = (max(top, float(h)), min(bottom, float(lo)))
+                spans[hour] = (max(top, float(high)), min(bottom, float(low)))
         q = Decimal(1).scaleb(-self.places)
         out = []
         start = NOW_MS - MINUTE if step == MINUTE else NOW_MS - HOUR
@@ -189,7 +189,7 @@ THETA = 0.18  # mean reversion per bar of the bands
 NEWEST = 5  # the 1h bars the 1m bars cover
 
 
-class Path:
+class ShapePath:
     """A base's relative closes (the newest is 1.0) on 1h and 1m, and their noise."""
 
     def __init__(self, closes_1h: list[float], closes_1m: list[float], noise_1h: float, noise_1m: float):
@@ -197,16 +197,16 @@ class Path:
         self.noise_1h, self.noise_1m = noise_1h, noise_1m
 
 
-_PATHS: dict[str, Path] = {}
+_PATHS: dict[str, ShapePath] = {}
 
 
-def shape_path(base: str) -> Path:
+def shape_path(base: str) -> ShapePath:
     if base not in _PATHS:
         _PATHS[base] = _shape_path(base)
     return _PATHS[base]
 
 
-def _shape_path(base: str) -> Path:
+def _shape_path(base: str) -> ShapePath:
     kind, drift, noise, bars, newest, minute_shape = SHAPES[base]
     rng = random.Random(f"path:{base}")
     x = [0.0]
@@ -242,7 +242,7 @@ def _shape_path(base: str) -> Path:
             bridge = walk[j] - frac * walk[-1]  # zero at both ends: the 1h closes hold
             minutes.append(a + frac * (b - a) + bridge)
     end = x[-1]
-    return Path(
+    return ShapePath(
         closes_1h=[math.exp(v - end) for v in x],
         closes_1m=[math.exp(v - end) for v in minutes[-CANDLES["1m"] :]],
         noise_1h=noise / 100,
