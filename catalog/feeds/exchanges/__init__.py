@@ -142,6 +142,11 @@ def venue_pass(
                 if bars and feed_pass.replay:
                     bars, end = replay_bars(bars, timeframe=timeframe, feed_pass=feed_pass)
                     recorded_now = max(recorded_now or end, end)
+                    newest = store.candle_newest(exchange=exchange_id, symbol=symbol, timeframe=timeframe)
+                    if newest == (bars[-1].open_time, bars[-1].close):
+                        # The same recording at the same shift is stored already (a 1h series
+                        # moves once an hour): nothing to rewrite.
+                        continue
                 rows += store.candles_upsert(
                     exchange=exchange_id,
                     symbol=symbol,
