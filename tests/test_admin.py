@@ -61,15 +61,15 @@ def test_admin_price_edit_shows_in_the_next_storefront_request(staff_client, api
 
 
 def test_admin_bulk_disable_and_enable(staff_client, api):
-    # Two built SKUs (of the 14 that answer 402): switched off, they leave the live count.
+    # Two built SKUs (of the 19 that answer 402): switched off, they leave the live count.
     ids = list(Sku.objects.filter(sku__in=["morning_brief", "telemetry_detail"]).values_list("pk", flat=True))
     resp = staff_client.post("/admin/catalog/sku/", {"action": "disable_skus", "_selected_action": ids})
     assert resp.status_code == 302
-    assert Sku.objects.live().count() == 42
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 12
-    staff_client.post("/admin/catalog/sku/", {"action": "enable_skus", "_selected_action": ids})
     assert Sku.objects.live().count() == 44
-    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 14
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 17
+    staff_client.post("/admin/catalog/sku/", {"action": "enable_skus", "_selected_action": ids})
+    assert Sku.objects.live().count() == 46
+    assert api.get("/api/a2a/x402/status").json()["live_skus"] == 19
 
 
 def test_admin_lists_search_and_filter(staff_client):

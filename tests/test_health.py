@@ -23,8 +23,8 @@ def test_health_reports_each_part_with_latency(api):
     assert body["database"]["latency_ms"] is not None
     assert body["worker"]["age_seconds"] < 60
     assert body["status"] == "ok"
-    # 44 SKUs are switched on; only the 14 with a built product answer 402 and count as live.
-    assert body["skus"]["live"] == 14 and body["skus"]["coming_soon"] == 30
+    # 46 SKUs are switched on; only the 19 with a built product answer 402 and count as live.
+    assert body["skus"]["live"] == 19 and body["skus"]["coming_soon"] == 27
 
 
 def test_health_is_degraded_not_failing_when_the_worker_is_silent(api):

@@ -71,7 +71,7 @@ MARKET_URLS = {
 
 
 # --- output models ---------------------------------------------------------------------------------
-class VoteOut(BaseModel):
+class SignalVoteOut(BaseModel):
     name: Literal["ema_cross", "ema_slope", "adx_di", "rsi", "macd", "bollinger"]
     family: Literal["trend", "momentum", "mean_reversion"]
     value: float = Field(description="the vote in [-1, 1]: +1 buys, -1 sells")
@@ -80,7 +80,7 @@ class VoteOut(BaseModel):
     reading: str = Field(description="what the indicator read, in numbers")
 
 
-class IndicatorsOut(BaseModel):
+class SignalIndicatorsOut(BaseModel):
     close: float | None
     rsi: float | None
     ema20: float | None
@@ -99,7 +99,7 @@ class IndicatorsOut(BaseModel):
     atr_pct: float | None
 
 
-class TimeframeOut(BaseModel):
+class SignalTimeframeOut(BaseModel):
     timeframe: str
     venue: str
     bars: int
@@ -108,11 +108,11 @@ class TimeframeOut(BaseModel):
     regime: RegimeLabel
     score: float = Field(description="weighted mean of the votes, in [-1, 1]")
     label: SignalLabel
-    votes: list[VoteOut]
-    indicators: IndicatorsOut
+    votes: list[SignalVoteOut]
+    indicators: SignalIndicatorsOut
 
 
-class RegimeOut(BaseModel):
+class SignalRegimeOut(BaseModel):
     label: RegimeLabel
     direction: Literal["up", "down", "flat"]
     adx: float | None = Field(description="trend strength (ADX 14)")
@@ -163,8 +163,8 @@ class SignalOut(BaseModel):
     risk_reward: float | None
     horizon_hours: float = Field(description="how long the signal holds: SIGNAL_HORIZON_BARS 1h bars")
     expires_at: str | None
-    regime: RegimeOut = Field(description="the 1h regime")
-    timeframes: list[TimeframeOut]
+    regime: SignalRegimeOut = Field(description="the 1h regime")
+    timeframes: list[SignalTimeframeOut]
     desk: str = Field(description="the desk that publishes this kind of signal")
     desk_signal: DeskSignalRefOut | None = Field(description="the desk's open signal on this symbol, if any")
     historical_performance: HistoricalPerformanceOut
@@ -177,7 +177,7 @@ class SignalsOut(Provenanced):
     signals: list[SignalOut]
 
 
-class RoutingOut(BaseModel):
+class CopyRoutingOut(BaseModel):
     venue: str
     market_url: str | None = Field(description="the venue's spot market page; null when masked (free tier)")
     masked: bool
@@ -207,7 +207,7 @@ class CopyOrderOut(BaseModel):
     opened_at: str
     expires_at: str | None
     age_seconds: int
-    routing: RoutingOut
+    routing: CopyRoutingOut
     historical_performance: HistoricalPerformanceOut
 
 
@@ -220,7 +220,7 @@ class CopySignalsOut(Provenanced):
     note: str
 
 
-class SymbolRegimeOut(RegimeOut):
+class SymbolRegimeGateOut(SignalRegimeOut):
     symbol: str
     venue: str
     timeframe: str
@@ -228,28 +228,28 @@ class SymbolRegimeOut(RegimeOut):
     families: dict[str, Gate] = Field(description="what this symbol's regime allows, per strategy family")
 
 
-class MajorOut(RegimeOut):
+class MajorRegimeOut(SignalRegimeOut):
     symbol: str
 
 
-class MarketOut(BaseModel):
+class MarketRegimeOut(BaseModel):
     regime: MarketLabel
     confidence: float
     gate: str = Field(description="new directional risk: open (risk_on), reduced, closed (risk_off)")
     since: str | None = Field(description="ISO 8601 UTC: since when the market is in this regime")
     families: dict[str, Gate]
-    majors: list[MajorOut]
+    majors: list[MajorRegimeOut]
 
 
 class RegimeGateOut(Provenanced):
-    market: MarketOut
-    symbols: list[SymbolRegimeOut]
+    market: MarketRegimeOut
+    symbols: list[SymbolRegimeGateOut]
     open_families: dict[str, list[str]] = Field(
         description="per family, the symbols where it is open or reduced (the lower of market and symbol gate)"
     )
 
 
-class SignalBriefOut(BaseModel):
+class IntelSignalOut(BaseModel):
     symbol: str
     label: SignalLabel
     score: float
@@ -264,14 +264,14 @@ class SignalBriefOut(BaseModel):
     horizon_hours: float
 
 
-class SentimentBriefOut(BaseModel):
+class IntelSentimentOut(BaseModel):
     asset: str
     score: float
     label: str
     items: int
 
 
-class NewsBriefOut(BaseModel):
+class IntelNewsOut(BaseModel):
     id: int
     title: str
     tickers: list[str]
@@ -284,12 +284,12 @@ class NewsBriefOut(BaseModel):
 class IntelSnapshotOut(BaseModel):
     snapshot_id: int
     computed_at: str
-    regime: MarketOut
-    top_signals: list[SignalBriefOut]
-    sentiment: list[SentimentBriefOut] | None = Field(
+    regime: MarketRegimeOut
+    top_signals: list[IntelSignalOut]
+    sentiment: list[IntelSentimentOut] | None = Field(
         description="per asset news sentiment when the service computes it; null otherwise"
     )
-    news: list[NewsBriefOut] = Field(description="the latest ingested news naming assets")
+    news: list[IntelNewsOut] = Field(description="the latest ingested news naming assets")
 
 
 class IntelLatestOut(IntelSnapshotOut, Provenanced):
