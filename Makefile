@@ -66,6 +66,7 @@ demo: install
 	$(PY) -m agents.demo_agent
 	$(PY) -m agents.demo_credits
 	$(PY) -m agents.demo_sessions
+	$(PY) -m agents.demo_signals
 
 contracts: install
 	node billing/chain/compile.js

@@ -6,8 +6,9 @@ all of them on Ctrl-C (or when any one of them dies), so nothing is left running
 
 Feeds: the replay server (catalog/feeds/replay.py) serves the recorded samples on
 FEEDS_REPLAY_URL's port, FEEDS_MODE defaults to auto (live, replay for a source it cannot
-reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once. The local
-chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN)."""
+reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once; when it ends,
+one `compute_intel` pass (regime, desk signals, intel snapshot) so the signal products answer.
+The local chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN)."""
 
 from __future__ import annotations
 
@@ -177,6 +178,7 @@ def main() -> int:
     print("Ctrl-C stops web, workers and beat.\n", flush=True)
 
     exit_code = 0
+    intel = None
     while not stopping:
         for name, proc in procs.items():
             if proc.poll() is not None:
@@ -184,10 +186,18 @@ def main() -> int:
                 exit_code = proc.returncode or 1
                 stopping = True
                 break
+        if intel is None and ingest is not None and ingest.poll() is not None and not stopping:
+            # The first analytics pass as soon as the first feed pass ended (beat's follow every
+            # INTEL_COMPUTE_SECONDS): regime, desk signals and the intel snapshot are there at once.
+            intel = subprocess.Popen(
+                [sys.executable, "manage.py", "compute_intel"], cwd=ROOT, env=env, start_new_session=True
+            )
         time.sleep(0.3)
 
     if ingest is not None and ingest.poll() is None:
         procs["ingest"] = ingest
+    if intel is not None and intel.poll() is None:
+        procs["intel"] = intel
     # SIGTERM to each main process first: Celery and granian then shut their children
     # down themselves (warm shutdown); the process group is killed only on a timeout.
     for proc in procs.values():

@@ -24,6 +24,7 @@ from catalog.models import (
     CatalogAgent,
     DailyCounter,
     DeskSignal,
+    DeskState,
     EditorialPiece,
     EquityQuote,
     ExchangeMarket,
@@ -31,6 +32,7 @@ from catalog.models import (
     FundingRate,
     GasFeeBlock,
     Integration,
+    IntelSnapshot,
     NewsItem,
     OrderBook,
     PartnerAgent,
@@ -51,6 +53,7 @@ from catalog.models import (
 )
 from catalog.models.calendar import MANUAL
 from catalog.services import sku_set_status
+from catalog.track_record import desk_enable
 
 
 class UsdcPriceForm(forms.ModelForm):
@@ -374,6 +377,23 @@ class EquityQuoteAdmin(ReadOnlyAdmin):
     search_fields = ["symbol", "name", "venue_symbol"]
 
 
+@admin.register(DeskState)
+class DeskStateAdmin(admin.ModelAdmin):
+    """A desk killed by its drawdown publishes nothing until staff re-enable it here (its
+    drawdown then counts from the re-enable: catalog/track_record.py)."""
+
+    list_display = ["desk", "enabled", "killed_at", "kill_reason", "kill_drawdown_pct", "record_since"]
+    list_filter = ["enabled"]
+    readonly_fields = ["killed_at", "kill_reason", "record_since", "updated_at"]
+    actions = ["reenable_desks"]
+
+    @admin.action(description="Re-enable selected desks (clear the kill state)", permissions=["change"])
+    def reenable_desks(self, request: HttpRequest, queryset: QuerySet[DeskState]) -> None:
+        for state in queryset:
+            desk_enable(desk=state.desk)
+        self.message_user(request, f"{queryset.count()} desk(s) re-enabled", messages.SUCCESS)
+
+
 @admin.register(RpcEndpoint)
 class RpcEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "url", "affiliate_url", "region", "country", "origin", "enabled"]
@@ -425,7 +445,23 @@ for model, fields in [
         ["node_id", "region", "country", "online", "latency_ms", "source", "replay", "last_seen_at"],
     ),
     (RegimeSnapshot, ["regime", "confidence", "computed_at"]),
-    (DeskSignal, ["desk", "symbol", "side", "pnl_pct", "opened_at", "closed_at"]),
+    (
+        DeskSignal,
+        [
+            "desk",
+            "symbol",
+            "side",
+            "venue",
+            "label",
+            "entry_price",
+            "status",
+            "exit_reason",
+            "pnl_pct",
+            "opened_at",
+            "closed_at",
+        ],
+    ),
+    (IntelSnapshot, ["computed_at", "regime", "as_of", "replay"]),
     (
         RpcProbe,
         [

@@ -36,3 +36,12 @@ def prune_feeds() -> None:
     from catalog.feeds.retention import feeds_prune
 
     feeds_prune()
+
+
+@shared_task(name="analytics.compute_intel", ignore_result=True)
+def compute_intel() -> None:
+    """The scheduled analytics pass (catalog/intel.py): regime snapshot on a change, desk
+    signals closed and published, the intel snapshot stored. Beat, every INTEL_COMPUTE_SECONDS."""
+    from catalog.intel import intel_compute
+
+    intel_compute()

@@ -544,3 +544,111 @@ def execution_market_write() -> dict:
         exposure="multi",
     )
     return {}
+
+
+# --- signals and regimes (catalog/analytics/signals.py, catalog/intel.py) -----------------------
+
+
+def rising_1m(start: float = 100.0) -> Shape:
+    """A steady minute-by-minute rise (0.05 % a bar): a 1m up-trend under the noise given."""
+    return rising(start, 0.0005)
+
+
+def falling_1m(start: float = 100.0) -> Shape:
+    return falling(start, 0.0005)
+
+
+def band_1m(mid: float = 100.0) -> Shape:
+    return band(mid, amplitude=0.004, period=23.0)
+
+
+def trend_market_write(
+    *,
+    symbol: str,
+    shape_1h: Shape,
+    shape_1m: Shape,
+    exchange: str = "binance",
+    bars_1h: int = 200,
+    bars_1m: int = 120,
+    end: datetime | None = None,
+    noise_1h: float = 0.002,
+    noise_1m: float = 0.0003,
+    replay: bool = False,
+) -> None:
+    """A symbol's 1h and 1m candles, both ending at `end` (default now): what a signal reads.
+    The 1m series is scaled to end where the 1h one ends, so entries sit on the hour's price."""
+    end = end or timezone.now()
+    last_1h = shape_1h(bars_1h - 1)
+    scale = last_1h / shape_1m(bars_1m - 1)
+    candles_write(
+        symbol=symbol,
+        shape=shape_1h,
+        exchange=exchange,
+        timeframe="1h",
+        bars=bars_1h,
+        end=end,
+        noise=noise_1h,
+        replay=replay,
+    )
+    candles_write(
+        symbol=symbol,
+        shape=lambda i: shape_1m(i) * scale,
+        exchange=exchange,
+        timeframe="1m",
+        bars=bars_1m,
+        end=end,
+        noise=noise_1m,
+        seed=2,
+        replay=replay,
+    )
+
+
+def signals_market_write(*, end: datetime | None = None, replay: bool = False) -> None:
+    """The majors rising (a risk-on market), SOL falling, XRP in a band, on binance."""
+    trend_market_write(
+        symbol="BTC/USDT", shape_1h=rising(60000.0), shape_1m=rising_1m(), end=end, replay=replay
+    )
+    trend_market_write(
+        symbol="ETH/USDT", shape_1h=rising(3000.0), shape_1m=rising_1m(), end=end, replay=replay
+    )
+    trend_market_write(
+        symbol="SOL/USDT", shape_1h=falling(200.0), shape_1m=falling_1m(), end=end, replay=replay
+    )
+    trend_market_write(symbol="XRP/USDT", shape_1h=band(1.0), shape_1m=band_1m(), end=end, replay=replay)
+
+
+def signals_shop_write() -> None:
+    """Data for every product of the signals family: the market above and one analytics pass
+    (regime snapshot, desk signals, intel snapshot)."""
+    from catalog.intel import intel_compute
+
+    signals_market_write()
+    intel_compute()
+
+
+def bars_write(
+    *,
+    symbol: str,
+    bars: list[tuple[float, float, float, float]],
+    start: datetime,
+    exchange: str = "binance",
+    timeframe: str = "1m",
+) -> list[Candle]:
+    """Bars given as (open, high, low, close), the first opening at `start`: a price path a test
+    closes signals on."""
+    step = timeframe_delta(timeframe)
+    return Candle.objects.bulk_create(
+        Candle(
+            exchange=exchange,
+            symbol=symbol,
+            timeframe=timeframe,
+            open_time=start + step * i,
+            open=Decimal(str(o)),
+            high=Decimal(str(h)),
+            low=Decimal(str(lo)),
+            close=Decimal(str(c)),
+            volume=Decimal("1"),
+            observed_at=start + step * (i + 1),
+        )
+        for i, (o, h, lo, c) in enumerate(bars)
+    )

@@ -176,5 +176,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/x402/exchange-spreads"),
         ("GET", "/api/a2a/x402/twap/preview"),
         ("GET", "/api/a2a/x402/mm/hint"),
+        # SKUs of their own for the intel routes (the interface sells them by X-API-Key only)
+        ("GET", "/api/a2a/x402/intel/latest"),
+        ("GET", "/api/a2a/x402/intel/history"),
     }
 )

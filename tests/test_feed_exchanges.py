@@ -32,10 +32,11 @@ def sample(venue: str, path: str):
     return json.loads((SAMPLES / f"exchange_{venue}" / f"{path}.json").read_text())
 
 
-def run_pass(*, replay: bool) -> int:
-    """One pass as the runner makes it: in a transaction of its own."""
+def run_pass(*, replay: bool, started_at: datetime = NOW) -> int:
+    """One pass as the runner makes it: in a transaction of its own. It starts at the samples'
+    recorded "now" unless told otherwise, so a replay writes the recorded times unshifted."""
     with transaction.atomic():
-        return exchanges_feed.run(FeedPass(source="exchanges", replay=replay))
+        return exchanges_feed.run(FeedPass(source="exchanges", replay=replay, started_at=started_at))
 
 
 def counts() -> tuple[int, int, int, int]:
@@ -134,9 +135,9 @@ def test_replay_pass_parses_every_venue_through_ccxt(replay):
     )
     assert m.volume_24h_usd == Decimal(raw["volCcy24h"]).quantize(Decimal("0.01"))
 
-    # Candles: 120 of 1m and 48 of 1h per market, values as the venue sent them.
-    assert Candle.objects.filter(exchange="binance", symbol="BTC/USDT", timeframe="1m").count() == 120
-    assert Candle.objects.filter(exchange="okx", symbol="SOL/USDT", timeframe="1h").count() == 48
+    # Candles: 300 of 1m and 300 of 1h per market, values as the venue sent them.
+    assert Candle.objects.filter(exchange="binance", symbol="BTC/USDT", timeframe="1m").count() == 300
+    assert Candle.objects.filter(exchange="okx", symbol="SOL/USDT", timeframe="1h").count() == 300
     kline = sample("binance", "api/v3/klines/interval=1m,symbol=BTCUSDT")[-1]
     c = Candle.objects.get(
         exchange="binance", symbol="BTC/USDT", timeframe="1m", open_time=NOW - timedelta(minutes=1)
@@ -146,7 +147,7 @@ def test_replay_pass_parses_every_venue_through_ccxt(replay):
     # okx answers newest first, with ms strings: the oldest 1h candle is the last row.
     oldest = sample("okx", "api/v5/market/candles/bar=1H,instId=ETH-USDT")["data"][-1]
     c = Candle.objects.filter(exchange="okx", symbol="ETH/USDT", timeframe="1h").order_by("open_time").first()
-    assert c.open_time == NOW - timedelta(hours=48) and c.close == Decimal(oldest[4])
+    assert c.open_time == NOW - timedelta(hours=300) and c.close == Decimal(oldest[4])
     latest = Candle.objects.filter(symbol="BTC/USDT", timeframe="1m").order_by("-open_time").first()
     assert latest.open_time == NOW - timedelta(minutes=1)
 
@@ -181,7 +182,10 @@ def test_a_rerun_updates_in_place(replay, settings):
     Candle.objects.filter(exchange="bybit").update(close=1)
     FundingRate.objects.update(rate=0)
     TokenizedAsset.objects.filter(symbol="PAXG").update(last_price=1, name="PAX Gold (staff)")
-    assert run_pass(replay=True) == first
+    # The same recording at the same shift: series whose newest bar is stored as recorded are
+    # not rewritten; bybit's (tampered) are.
+    untouched = Candle.objects.exclude(exchange="bybit").count()
+    assert run_pass(replay=True) == first - untouched
     assert counts() == before
     m = ExchangeMarket.objects.get(exchange="okx", symbol="BTC/USDT")
     assert m.last_price > 90000 and m.spread_bps < 2
@@ -204,7 +208,7 @@ def test_exchange_api_bases_stand_in_for_the_venue(venue):
     assert rows > 0
     # The venue's own paths and queries, on the stand-in's host.
     assert "/api/v3/exchangeInfo" in venue["seen"] and "/fapi/v1/premiumIndex" in venue["seen"]
-    assert "/api/v3/klines?interval=1h&limit=48&symbol=ETHUSDT" in venue["seen"]
+    assert "/api/v3/klines?interval=1h&limit=300&symbol=ETHUSDT" in venue["seen"]
     assert set(ExchangeMarket.objects.values_list("symbol", flat=True)) == {
         "BTC/USDT",
         "ETH/USDT",
@@ -212,7 +216,7 @@ def test_exchange_api_bases_stand_in_for_the_venue(venue):
         "PAXG/USDT",
     }
     assert not ExchangeMarket.objects.filter(replay=True).exists()
-    assert Candle.objects.filter(symbol="SOL/USDT", timeframe="1h").count() == 48
+    assert Candle.objects.filter(symbol="SOL/USDT", timeframe="1h").count() == 300
     assert FundingRate.objects.filter(symbol="BTC/USDT:USDT", rate=Decimal("0.0001")).exists()
 
 
@@ -437,3 +441,55 @@ def test_a_failed_venue_is_warned_of_on_the_pass(replay, settings):
             # so both venues fail and the pass fails with both reasons.
             exchanges_feed.run(feed_pass)
     assert any("nosuchvenue" in n for n in feed_pass.notes) and any("binance" in n for n in feed_pass.notes)
+
+
+def test_a_replay_moves_candles_and_funding_to_the_pass_start(replay, settings):
+    """Recorded samples would age: a replay pass moves each series by whole bars so its
+    newest bar ends at the pass's start, and the funding times by whole hours with the
+    recording's "now"; the values (the shape) are the recorded ones."""
+    settings.MARKET_SYMBOLS = ["BTC"]
+    settings.TOKENIZED_WATCHLIST = []
+    start = NOW + timedelta(days=3, hours=5, minutes=17, seconds=42)
+    run_pass(replay=True, started_at=start)
+    minute_shift = timedelta(days=3, hours=5, minutes=17)
+    hour_shift = timedelta(days=3, hours=5)
+    m1 = Candle.objects.filter(exchange="binance", symbol="BTC/USDT", timeframe="1m").order_by("open_time")
+    assert m1.count() == 300
+    assert m1.last().open_time + timedelta(minutes=1) == start.replace(second=0)
+    kline = sample("binance", "api/v3/klines/interval=1m,symbol=BTCUSDT")
+    assert [c.close for c in m1] == [Decimal(k[4]) for k in kline]
+    assert m1.first().open_time == datetime.fromtimestamp(kline[0][0] / 1000, tz=UTC) + minute_shift
+    h1 = Candle.objects.filter(exchange="okx", symbol="BTC/USDT", timeframe="1h").order_by("open_time")
+    assert h1.last().open_time + timedelta(hours=1) == start.replace(minute=0, second=0)
+    assert h1.last().open_time == NOW - timedelta(hours=1) + hour_shift
+    assert all(c.replay for c in h1)
+    # Funding: binance's reading is stamped with the recorded now; okx's is not (its newest
+    # candle's end stands in for it): both move by whole hours.
+    f = FundingRate.objects.get(exchange="binance", symbol="BTC/USDT:USDT")
+    assert f.funding_at == NOW + timedelta(hours=4) + hour_shift
+    f = FundingRate.objects.get(exchange="okx", symbol="BTC/USDT:USDT")
+    assert (f.funding_at, f.next_funding_at) == (
+        NOW + timedelta(hours=4) + hour_shift,
+        NOW + timedelta(hours=12) + hour_shift,
+    )
+    # A minute later the 1m series moves by a bar; the 1h one (same hour) is not rewritten.
+    h1_rows = {c.pk: c.observed_at for c in h1}
+    run_pass(replay=True, started_at=start + timedelta(minutes=1))
+    assert m1.last().open_time + timedelta(minutes=1) == start.replace(second=0) + timedelta(minutes=1)
+    assert m1.last().close == Decimal(kline[-1][4])
+    assert {c.pk: c.observed_at for c in h1} == h1_rows
+
+
+def test_a_live_pass_fetches_only_the_bars_it_lacks(venue, monkeypatch):
+    """The first live pass fetches the whole history (EXCHANGE_CANDLE_LIMITS); the next only
+    the bars since the newest stored one, that one included (it was still forming)."""
+    run_pass(replay=False)
+    assert "/api/v3/klines?interval=1m&limit=300&symbol=BTCUSDT" in venue["seen"]
+    venue["seen"].clear()
+    # Three minutes after the newest stored 1m bar opened (NOW - 1 min).
+    monkeypatch.setattr(exchanges_feed.timezone, "now", lambda: NOW + timedelta(minutes=2, seconds=5))
+    run_pass(replay=False)
+    assert "/api/v3/klines?interval=1m&limit=4&symbol=BTCUSDT" in venue["seen"]
+    assert "/api/v3/klines?interval=1h&limit=2&symbol=BTCUSDT" in venue["seen"]
+    # The stand-in answers every bar; only the newest `limit` are written again.
+    assert Candle.objects.filter(exchange="binance", symbol="BTC/USDT", timeframe="1m").count() == 300

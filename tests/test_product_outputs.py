@@ -22,6 +22,7 @@ from tests.marketdata import (
     fee_history_write,
     mev_market_write,
     sentiment_market_write,
+    signals_shop_write,
     tokenized_market_write,
 )
 from tests.test_federation import federation_data
@@ -76,6 +77,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     sentiment_market_write()
     desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)
     execution_params = execution_market_write()
+    signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

@@ -136,7 +136,8 @@ def prediction_moved(sender: type, instance: PredictionMarket, **kwargs: Any) ->
 
 @receiver(pre_save, sender=DeskSignal)
 def signal_closed(sender: type, instance: DeskSignal, **kwargs: Any) -> None:
-    """A desk signal closed at a loss is a risk exit for everyone who copied it."""
+    """A desk signal closed at a loss (its stop, or an expiry under water: catalog/track_record.py)
+    is a risk exit for everyone who copied it."""
     if instance.pk is None or instance.closed_at is None or instance.pnl_pct is None or instance.pnl_pct >= 0:
         return
     if DeskSignal.objects.filter(pk=instance.pk, closed_at__isnull=False).exists():
@@ -146,7 +147,8 @@ def signal_closed(sender: type, instance: DeskSignal, **kwargs: Any) -> None:
         payload={
             "desk": instance.desk,
             "symbol": instance.symbol,
-            "reason": f"closed at {float(instance.pnl_pct):+.2f}%",
+            "reason": f"{instance.get_exit_reason_display() or 'closed'}: {instance.side} closed at "
+            f"{float(instance.pnl_pct):+.2f}%",
             "exit_price": float(instance.exit_price) if instance.exit_price is not None else None,
             "at": iso(instance.closed_at) or "",
         },

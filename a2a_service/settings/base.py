@@ -410,7 +410,7 @@ MARKET_SYMBOLS = env.list(
     ],
 )
 EXCHANGE_API_BASES = env.str("EXCHANGE_API_BASES", default="")
-EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "120", "1h": "48"})
+EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "300", "1h": "300"})
 # Order-book levels fetched per side for each spot market (0: no depth). Venues accept only
 # some values (binance 5/10/20/50/100/...; okx up to 400; bybit spot up to 200).
 EXCHANGE_BOOK_DEPTH = env.int("EXCHANGE_BOOK_DEPTH", default=20)
@@ -473,6 +473,32 @@ WEBHOOK_TEST_EVENTS_WINDOW_SECONDS = env.int("WEBHOOK_TEST_EVENTS_WINDOW_SECONDS
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
+# --- signals, regime, track record (catalog/analytics/signals.py, catalog/intel.py) ------------
+# Stop and target of a signal, in ATRs of its 1h bars from the entry; how many 1h bars it holds.
+SIGNAL_STOP_ATR = env.float("SIGNAL_STOP_ATR", default=1.5)
+SIGNAL_TARGET_ATR = env.float("SIGNAL_TARGET_ATR", default=3.0)
+SIGNAL_HORIZON_BARS = env.int("SIGNAL_HORIZON_BARS", default=24)
+# The majors the market regime (risk_on / risk_off / neutral / high_volatility) is read from.
+REGIME_MAJORS = env.list("REGIME_MAJORS", default=["BTC/USDT", "ETH/USDT"])
+# A desk publishes a signal only at this confidence or more; it is killed (stops publishing
+# until staff re-enable it) when its drawdown over its closed signals reaches this many percent.
+DESK_MIN_CONFIDENCE = env.float("DESK_MIN_CONFIDENCE", default=0.5)
+DESK_KILL_DRAWDOWN_PCT = env.float("DESK_KILL_DRAWDOWN_PCT", default=15.0)
+# /api/mcp/strategies lists a desk as live once it closed this many signals in 30 days with a
+# positive expectancy (and is not killed); scout before that.
+DESK_LIVE_MIN_SIGNALS = env.int("DESK_LIVE_MIN_SIGNALS", default=10)
+# The analytics pass (catalog/intel.py: regime, signals closed and published, intel snapshot).
+INTEL_COMPUTE_SECONDS = env.float("INTEL_COMPUTE_SECONDS", default=300.0)
+# intel/latest refuses (503, uncharged) a newest snapshot older than this.
+INTEL_MAX_AGE_SECONDS = env.int("INTEL_MAX_AGE_SECONDS", default=1800)
+INTEL_RETENTION_DAYS = env.int("INTEL_RETENTION_DAYS", default=30)
+CELERY_BEAT_SCHEDULE["compute-intel"] = {"task": "analytics.compute_intel", "schedule": INTEL_COMPUTE_SECONDS}
+# Copy signals: the free tier of /api/a2a/signals/copy-trade sees signals opened at least this
+# long ago, routing masked; the size of a copied order risks this percent of equity between
+# entry and stop, at most this fraction of equity (1: no leverage).
+COPY_FREE_DELAY_SECONDS = env.int("COPY_FREE_DELAY_SECONDS", default=600)
+COPY_RISK_PER_TRADE_PCT = env.float("COPY_RISK_PER_TRADE_PCT", default=1.0)
+COPY_MAX_POSITION_FRACTION = env.float("COPY_MAX_POSITION_FRACTION", default=1.0)
 # Alert thresholds: a cross-venue spread (net of taker fees for the exchanges feed's readings;
 # an alert when a venue pair crosses it), a move of a prediction market's yes price.
 PAIR_ARB_ALERT_BPS = env.float("PAIR_ARB_ALERT_BPS", default=25.0)

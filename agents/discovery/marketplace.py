@@ -19,7 +19,7 @@ MARKETPLACE_CAPABILITIES: dict[str, str | None] = {
     "sentiment": "sentiment",
     "signals": "signals",
     "news_catalog": None,
-    "intel_latest": "signals",
+    "intel_latest": "intel_latest",
     "exchange_market_discovery": None,
     "tokenized_watchlist": None,
     "tokenized_premium_digest": "tokenized_premium",

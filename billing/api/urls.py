@@ -7,7 +7,6 @@ from typing import Any
 
 from django.urls import URLPattern, path
 
-from a2a_service.core.inputs import Limit24Query
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
@@ -24,7 +23,6 @@ PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("GET", "api/a2a/tokenized/signals", "tokenized_signals", "Tokenized asset signals", M, None, None),
     ("GET", "api/a2a/tokenized/scalp", "tokenized_scalp", "Tokenized scalp setups", M, None, None),
     ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
-    ("GET", "api/a2a/intel/history", "intel_history", "Intelligence history", M, Limit24Query, None),
     (
         "POST",
         "api/a2a/txgen/transaction",
@@ -73,6 +71,7 @@ def paid_urlpatterns() -> list[URLPattern]:
                 product_sku=spec.sku,
                 deprecated=route.deprecated,
                 successor=route.successor,
+                free=route.free,
             )
             patterns.append(path(route.route, credit.as_view(), name=route.operation_id))
     for method, route, name, summary, tag, query, body, *extra in PENDING_CREDIT_ROUTES:

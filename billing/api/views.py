@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
 from x402.http.utils import encode_payment_response_header
 
-from a2a_service.core.errors import ProductUnavailable, RequestValidationError
+from a2a_service.core.errors import PaymentRequired, ProductUnavailable, RequestValidationError
 from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters, query_values
 from a2a_service.core.views import ApiView, base_url
 from billing.api.auth import api_key_account
@@ -37,7 +37,7 @@ from billing.x402.challenge import Challenge, challenge_body, challenge_header
 from billing.x402.fastpath import challenge_store
 from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from catalog.api import schemas as s
-from catalog.products.registry import product_get
+from catalog.products.registry import ProductFailed, RunFn, product_get
 
 API_KEY_HEADER = OpenApiParameter(
     "X-API-Key",
@@ -241,6 +241,8 @@ class CreditRouteView(ApiView):
     product_sku: str | None = None
     query_model: type[QueryModel] | None = None
     body_model: type[BaseModel] | None = None
+    # The route's free tier (CreditRoute.free): served to a caller who does not pay here.
+    free_run: RunFn | None = None
     metric = "credit"
     deprecated: bool = False
     successor: str = ""
@@ -257,6 +259,14 @@ class CreditRouteView(ApiView):
         return response
 
     def handle(self, request: Request, **path: Any) -> Response:
+        free = self.free_run
+        if (
+            free is not None
+            and self.product_sku is not None
+            and not request.headers.get("X-API-Key", "").strip()
+        ):
+            # The route's free tier: a caller without a key gets the free content, uncharged.
+            return free_serve(free, self._offer(request, path))
         account = api_key_account(request)
         if self.query_model:
             parse_query(request, self.query_model)
@@ -267,15 +277,34 @@ class CreditRouteView(ApiView):
                 "this product is not available yet; nothing was charged",
                 extra={"sku": None, "charged": False},
             )
+        offer = self._offer(request, path)
+        if free is None:
+            return credit_serve(request=request, account=account, offer=offer)
+        try:
+            return credit_serve(request=request, account=account, offer=offer)
+        except PaymentRequired:
+            # Not enough credit (nothing was charged): the free tier instead of a 402.
+            return free_serve(free, offer)
+
+    def _offer(self, request: Request, path: dict[str, Any]) -> Offer:
         params: dict[str, Any]
         if "news_id" in path:
             params, where = {"news_id": _news_id(path["news_id"])}, "path"
         else:
             params, where = query_values(request), "query"
-        offer = paid_offer(
+        assert self.product_sku is not None  # routes without a product answer 503 before
+        return paid_offer(
             product=self.product_sku, params=params, base_url=base_url(request), params_in=where
         )
-        return credit_serve(request=request, account=account, offer=offer)
+
+
+def free_serve(free: RunFn, offer: Offer) -> Response:
+    """A route's free tier: the product's free content for an offer, charged to nobody."""
+    try:
+        content = free(offer.call)
+    except ProductFailed as exc:
+        raise ProductUnavailable(str(exc), extra={"sku": offer.name, "charged": False}) from exc
+    return Response(content, headers={"X-Tier": "free"})
 
 
 def credit_serve(*, request: Request, account: Any, offer: Offer) -> Response:
@@ -351,6 +380,7 @@ def credit_view(
     deprecated: bool = False,
     successor: str = "",
     header_optional_null: bool = False,
+    free: RunFn | None = None,
 ) -> type[CreditRouteView]:
     def handler(self: CreditRouteView, request: Request, **path: Any) -> Response:
         return self.handle(request, **path)
@@ -358,6 +388,13 @@ def credit_view(
     schema = extend_schema(
         tags=[tag],
         summary=summary,
+        description=(
+            "Free tier: without X-API-Key, or when the key's credit does not cover the price, the answer is "
+            "the free content (header X-Tier: free), charged to nobody; with enough credit, the full content "
+            "and its price debited."
+            if free is not None
+            else None
+        ),
         operation_id=name,
         deprecated=deprecated,
         request=body,
@@ -387,6 +424,7 @@ def credit_view(
             "body_model": body,
             "deprecated": deprecated,
             "successor": successor,
+            "free_run": staticmethod(free) if free is not None else None,
             "http_method_names": [method.lower(), "options"],
             method.lower(): schema(handler),
         },

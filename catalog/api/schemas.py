@@ -70,21 +70,27 @@ class SkuOut(Out):
 
 class DeskScoreOut(Out):
     desk: str
-    trades: int
+    trades: int = Field(description="signals closed in the window")
     wins: int
     losses: int
     win_rate: float | None = Field(description="wins / trades; null with no closed trades")
+    avg_win_pct: float | None = Field(description="mean pnl of the winning signals, percent")
+    avg_loss_pct: float | None = Field(description="mean pnl of the losing signals (zero included), percent")
     expectancy_pct: float | None = Field(description="mean pnl per closed trade, percent")
     max_drawdown_pct: float | None = Field(
         description="largest peak-to-trough of the cumulative pnl, percent"
     )
-    kill_state: Literal["no_data", "active", "killed"]
+    signals: int = Field(description="signals published in the window (open or closed)")
+    open_signals: int = Field(description="signals open now")
+    kill_state: Literal["no_data", "active", "killed", "disabled"]
+    killed_at: str | None = Field(default=None, description="when the desk was killed (it publishes nothing)")
+    kill_reason: str | None = None
 
 
 class ScorecardOut(Out):
     window_days: int
     generated_at: str
-    kill_drawdown_pct: float
+    kill_drawdown_pct: float = Field(description="the default kill threshold (a desk may have its own)")
     overall: DeskScoreOut
     desks: list[DeskScoreOut]
 
@@ -93,7 +99,12 @@ class PerformanceOut(Out):
     window_days: int
     closed_trades: int
     win_rate: float | None
+    avg_win_pct: float | None
+    avg_loss_pct: float | None
     expectancy_pct: float | None
+    max_drawdown_pct: float | None
+    desks: int = Field(description="desks with signals in the window")
+    killed_desks: list[str]
     scorecard: str
     note: str
 
@@ -159,7 +170,17 @@ class StrategyOut(Out):
     slug: str
     name: str
     description: str
-    mode: Literal["live", "scout"]
+    mode: Literal["live", "scout"] = Field(
+        description="live: enough closed signals (DESK_LIVE_MIN_SIGNALS) in 30 days with a positive expectancy and "
+        "not killed; scout otherwise"
+    )
+    mode_reason: str
+    state: Literal["no_data", "active", "killed", "disabled"]
+    closed_signals_30d: int
+    open_signals: int
+    win_rate: float | None
+    expectancy_pct: float | None
+    max_drawdown_pct: float | None
     sku: str | None
     paid_path: str | None
 

@@ -4,6 +4,7 @@ from .books import OrderBook
 from .calendar import CalendarEvent
 from .chain import GasFeeBlock
 from .content import AgentFrameworkPack, CatalogAgent, EditorialPiece, Integration, PartnerAgent, Teaser
+from .desks import DeskState, IntelSnapshot
 from .equity import EquityQuote
 from .exchanges import Candle, FundingRate
 from .federation import PartnerSignal
@@ -32,12 +33,14 @@ __all__ = [
     "CatalogAgent",
     "DailyCounter",
     "DeskSignal",
+    "DeskState",
     "EditorialPiece",
     "EquityQuote",
     "ExchangeMarket",
     "FeedState",
     "FundingRate",
     "GasFeeBlock",
+    "IntelSnapshot",
     "Integration",
     "NewsItem",
     "OrderBook",

@@ -98,11 +98,26 @@ class RegimeSnapshot(models.Model):
 
 class DeskSignal(models.Model):
     """A signal a desk published, and its outcome once closed. The scorecard and the
-    performance figures are computed from these rows only."""
+    performance figures are computed from these rows only.
+
+    Published by `desk_signal_publish` (catalog/track_record.py) with its entry, ATR stop and
+    target and an expiry; closed by `desk_signals_settle` on the candles ingested after it
+    opened (the stop or the target touched, else the expiry), which stores the exit price, the
+    pnl and the reason. Saving a new row pushes `copy_signal`; closing one at a loss pushes
+    `risk_exit_alert` (webhooks/signals.py)."""
 
     class Side(models.TextChoices):
         LONG = "long", "long"
         SHORT = "short", "short"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        CLOSED = "closed", "closed"
+
+    class ExitReason(models.TextChoices):
+        TARGET = "target", "target reached"
+        STOP = "stop", "stop hit"
+        EXPIRY = "expiry", "horizon expired"
 
     desk = models.CharField(max_length=64, db_index=True)
     symbol = models.CharField(max_length=40)
@@ -112,12 +127,32 @@ class DeskSignal(models.Model):
     pnl_pct = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     opened_at = models.DateTimeField(default=timezone.now, db_index=True)
     closed_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # What the desk published (null on rows typed in before these existed).
+    venue = models.CharField(
+        max_length=64, blank=True, help_text="the exchange whose prices open and close it"
+    )
+    timeframe = models.CharField(max_length=8, blank=True, help_text="the candles it was computed on")
+    label = models.CharField(max_length=16, blank=True, help_text="STRONG_SELL .. STRONG_BUY")
+    score = models.FloatField(null=True, blank=True, help_text="the signal's score in [-1, 1]")
+    confidence = models.FloatField(null=True, blank=True, help_text="0..1")
+    stop_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    target_price = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="closed at the price then (horizon)")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN, db_index=True)
+    exit_reason = models.CharField(max_length=8, choices=ExitReason.choices, blank=True)
+    basis = models.JSONField(default=dict, blank=True, help_text="why: regime, votes summary, sizing gate")
 
     class Meta:
         ordering = ["-opened_at"]
 
     def __str__(self) -> str:
         return f"{self.desk} {self.side} {self.symbol}"
+
+    def save(self, *args, **kwargs) -> None:
+        # A row closed by hand (admin, tests) is closed whatever status it was typed with.
+        if self.closed_at is not None:
+            self.status = self.Status.CLOSED
+        super().save(*args, **kwargs)
 
 
 class TradingModule(models.Model):

@@ -81,6 +81,10 @@ class CreditRoute:
     # A deprecated route's replacement (a path, e.g. "/api/a2a/exchange-spreads"): its answers
     # carry `Deprecation: true` and `Link: <successor>; rel="successor-version"`.
     successor: str = ""
+    # The route's free tier: the content served, uncharged, to a caller who does not pay here
+    # (no X-API-Key, or an account whose credit does not cover the price), e.g. delayed and
+    # masked. It validates against the product's output model. None: such a caller is refused.
+    free: RunFn | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,115 +1,192 @@
-"""Desk reads: 30-day scorecards from closed signals, the performance teaser, the trading
-modules and the current market regime."""
+"""Desk reads: the 30-day scorecard and the performance teaser from the desks' closed signals
+(catalog/track_record.py writes them; catalog/analytics/track.py has the maths), the trading
+modules with their live/scout state from that record, and the current market regime."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.db.models import Count
 from django.utils import timezone
 
 from a2a_service.core.formats import iso
+from catalog.analytics.gate import REGIME_GATES
+from catalog.analytics.track import Record, record_of
 from catalog.api import schemas as s
-from catalog.models import (
-    DeskSignal,
-    RegimeSnapshot,
-    TradingModule,
-)
+from catalog.models import DeskSignal, DeskState, RegimeSnapshot, TradingModule
 from catalog.selectors.payment import absolute
-
-KILL_DRAWDOWN_PCT = 15.0
+from catalog.track_record import RECORD_DAYS, closed_pnls
 
 
 def latest_regime() -> RegimeSnapshot | None:
     return RegimeSnapshot.objects.order_by("-computed_at").first()
 
 
-def _desk_score(desk: str, pnls: list[float]) -> s.DeskScoreOut:
-    if not pnls:
-        return s.DeskScoreOut(
-            desk=desk,
-            trades=0,
-            wins=0,
-            losses=0,
-            win_rate=None,
-            expectancy_pct=None,
-            max_drawdown_pct=None,
-            kill_state="no_data",
-        )
-    wins = sum(1 for p in pnls if p > 0)
-    equity = peak = 0.0
-    drawdown = 0.0
-    for p in pnls:
-        equity += p
-        peak = max(peak, equity)
-        drawdown = max(drawdown, peak - equity)
+def _state(state: DeskState | None, record: Record) -> str:
+    if state is not None and state.killed_at is not None:
+        return "killed"
+    if state is not None and not state.enabled:
+        return "disabled"
+    return "active" if record.trades else "no_data"
+
+
+def _desk_score(
+    desk: str, pnls: list[float], *, state: DeskState | None, published: int, open_now: int
+) -> s.DeskScoreOut:
+    r = record_of(pnls)
     return s.DeskScoreOut(
         desk=desk,
-        trades=len(pnls),
-        wins=wins,
-        losses=len(pnls) - wins,
-        win_rate=round(wins / len(pnls), 4),
-        expectancy_pct=round(sum(pnls) / len(pnls), 4),
-        max_drawdown_pct=round(drawdown, 4),
-        kill_state="killed" if drawdown >= KILL_DRAWDOWN_PCT else "active",
+        trades=r.trades,
+        wins=r.wins,
+        losses=r.losses,
+        win_rate=r.win_rate,
+        avg_win_pct=r.avg_win_pct,
+        avg_loss_pct=r.avg_loss_pct,
+        expectancy_pct=r.expectancy_pct,
+        max_drawdown_pct=r.max_drawdown_pct,
+        signals=published,
+        open_signals=open_now,
+        kill_state=_state(state, r),
+        killed_at=iso(state.killed_at) if state is not None else None,
+        kill_reason=(state.kill_reason or None) if state is not None and state.killed_at else None,
     )
 
 
-def _closed_pnls(days: int) -> dict[str, list[float]]:
-    since = timezone.now() - timedelta(days=days)
-    by_desk: dict[str, list[float]] = {}
-    rows = DeskSignal.objects.filter(closed_at__gte=since, pnl_pct__isnull=False).order_by("closed_at")
-    for desk, pnl in rows.values_list("desk", "pnl_pct"):
-        if pnl is not None:  # excluded by the query; the check narrows the type
-            by_desk.setdefault(desk, []).append(float(pnl))
-    return by_desk
+def _since(now: datetime) -> datetime:
+    return now - timedelta(days=RECORD_DAYS)
+
+
+def _counts(since: datetime) -> tuple[dict[str, int], dict[str, int]]:
+    """Signals published in the window, and open now, per desk."""
+    published = dict(
+        DeskSignal.objects.filter(opened_at__gte=since)
+        .order_by()
+        .values("desk")
+        .annotate(n=Count("id"))
+        .values_list("desk", "n")
+    )
+    open_now = dict(
+        DeskSignal.objects.filter(closed_at__isnull=True)
+        .order_by()
+        .values("desk")
+        .annotate(n=Count("id"))
+        .values_list("desk", "n")
+    )
+    return published, open_now
 
 
 def scorecard(base: str) -> s.ScorecardOut:
-    by_desk = _closed_pnls(30)
+    now = timezone.now()
+    since = _since(now)
+    by_desk = closed_pnls(since=since)
+    published, open_now = _counts(since)
+    states = {st.desk: st for st in DeskState.objects.all()}
+    desks = sorted(set(by_desk) | set(published) | set(open_now) | set(states))
+    overall = [p for d in sorted(by_desk) for p in by_desk[d]]
     return s.ScorecardOut(
-        window_days=30,
-        generated_at=iso(timezone.now()) or "",
-        kill_drawdown_pct=KILL_DRAWDOWN_PCT,
-        overall=_desk_score("all", [p for v in by_desk.values() for p in v]),
-        desks=[_desk_score(d, v) for d, v in sorted(by_desk.items())],
+        window_days=RECORD_DAYS,
+        generated_at=iso(now) or "",
+        kill_drawdown_pct=settings.DESK_KILL_DRAWDOWN_PCT,
+        overall=_desk_score(
+            "all", overall, state=None, published=sum(published.values()), open_now=sum(open_now.values())
+        ),
+        desks=[
+            _desk_score(
+                d,
+                by_desk.get(d, []),
+                state=states.get(d),
+                published=published.get(d, 0),
+                open_now=open_now.get(d, 0),
+            )
+            for d in desks
+        ],
     )
 
 
 def performance(base: str) -> s.PerformanceOut:
-    overall = _desk_score("all", [p for v in _closed_pnls(30).values() for p in v])
+    now = timezone.now()
+    by_desk = closed_pnls(since=_since(now))
+    # Overall figures in closing order across desks (the drawdown of the whole book).
+    rows = DeskSignal.objects.filter(closed_at__gte=_since(now), pnl_pct__isnull=False).order_by(
+        "closed_at", "id"
+    )
+    overall = record_of([float(p) for p in rows.values_list("pnl_pct", flat=True) if p is not None])
+    published, _ = _counts(_since(now))
     return s.PerformanceOut(
-        window_days=30,
+        window_days=RECORD_DAYS,
         closed_trades=overall.trades,
         win_rate=overall.win_rate,
+        avg_win_pct=overall.avg_win_pct,
+        avg_loss_pct=overall.avg_loss_pct,
         expectancy_pct=overall.expectancy_pct,
+        max_drawdown_pct=overall.max_drawdown_pct,
+        desks=len(set(by_desk) | set(published)),
+        killed_desks=sorted(DeskState.objects.filter(killed_at__isnull=False).values_list("desk", flat=True)),
         scorecard=absolute(base, "/api/a2a/program/scorecard-30d"),
-        note="Computed from the desks' closed signals; empty until signals close.",
+        note="Computed from the desks' closed signals (target, stop or horizon expiry on the ingested prices), "
+        "before fees; empty until signals close.",
+    )
+
+
+def module_mode(record: Record, state: str) -> tuple[str, str]:
+    """A desk's mode from its record: live or scout, and why."""
+    need = settings.DESK_LIVE_MIN_SIGNALS
+    if state in ("killed", "disabled"):
+        return TradingModule.Mode.SCOUT, f"{state}: publishes nothing"
+    if record.trades < need:
+        return (
+            TradingModule.Mode.SCOUT,
+            f"{record.trades} of the {need} closed signals needed in {RECORD_DAYS} days",
+        )
+    if (record.expectancy_pct or 0.0) <= 0:
+        return (
+            TradingModule.Mode.SCOUT,
+            f"expectancy {record.expectancy_pct:+.2f}% over {record.trades} signals",
+        )
+    return (
+        TradingModule.Mode.LIVE,
+        f"{record.trades} closed signals in {RECORD_DAYS} days, expectancy {record.expectancy_pct:+.2f}%",
     )
 
 
 def strategies(base: str) -> s.StrategiesOut:
-    mods = list(TradingModule.objects.select_related("sku"))
-    return s.StrategiesOut(
-        strategies=[
+    now = timezone.now()
+    by_desk = closed_pnls(since=_since(now))
+    _, open_now = _counts(_since(now))
+    states = {st.desk: st for st in DeskState.objects.all()}
+    out = []
+    for m in TradingModule.objects.select_related("sku"):
+        record = record_of(by_desk.get(m.slug, []))
+        state = _state(states.get(m.slug), record)
+        mode, reason = module_mode(record, state)
+        out.append(
             s.StrategyOut(
                 slug=m.slug,
                 name=m.name,
                 description=m.description,
-                mode=m.mode,
+                mode=mode,
+                mode_reason=reason,
+                state=state,
+                closed_signals_30d=record.trades,
+                open_signals=open_now.get(m.slug, 0),
+                win_rate=record.win_rate,
+                expectancy_pct=record.expectancy_pct,
+                max_drawdown_pct=record.max_drawdown_pct,
                 sku=m.sku.sku if m.sku else None,
                 paid_path=absolute(base, m.sku.path) if m.sku else None,
             )
-            for m in mods
-        ],
-        live=sum(1 for m in mods if m.mode == TradingModule.Mode.LIVE),
-        scout=sum(1 for m in mods if m.mode == TradingModule.Mode.SCOUT),
+        )
+    return s.StrategiesOut(
+        strategies=out,
+        live=sum(1 for x in out if x.mode == TradingModule.Mode.LIVE),
+        scout=sum(1 for x in out if x.mode == TradingModule.Mode.SCOUT),
     )
 
 
-REGIME_GATES = {"risk_on": "open", "risk_off": "closed", "neutral": "reduced", "high_volatility": "reduced"}
-
-
 def regime(base: str) -> s.RegimeOut:
+    """The newest market regime the analytics pass recorded (catalog/intel.py writes a snapshot
+    when it changes; the regime gate product has the per-symbol detail)."""
     snap = latest_regime()
     if snap is None:
         return s.RegimeOut(regime="unknown", confidence=None, as_of=None, inputs={}, gate="unknown")

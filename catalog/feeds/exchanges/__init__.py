@@ -41,6 +41,8 @@ NAME = "exchanges"
 UNREACHABLE = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, TargetRefused)
 # The replay samples: catalog/feeds/samples/exchange_<ccxt id>/<the venue's REST path>.
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+# Replayed funding times move in whole hours (venues fund on the hour).
+FUNDING_SHIFT_STEP = timedelta(hours=1)
 
 
 def watchlist() -> list[tuple[str, str, str]]:
@@ -56,6 +58,40 @@ def watchlist() -> list[tuple[str, str, str]]:
 
 def candle_limits() -> dict[str, int]:
     return {str(tf): int(n) for tf, n in dict(settings.EXCHANGE_CANDLE_LIMITS).items() if int(n) > 0}
+
+
+def replay_bars(
+    bars: list[parse.Bar], *, timeframe: str, feed_pass: FeedPass
+) -> tuple[list[parse.Bar], datetime]:
+    """A recorded series moved so that its newest bar ends at the pass's start (whole bars:
+    the shape is kept, only its time moves); and when the recording's newest bar ended."""
+    step = timedelta(seconds=ccxt.Exchange.parse_timeframe(timeframe))
+    end = bars[-1].open_time + step
+    shift = feed_pass.replay_shift(end, step=step)
+    if not shift:
+        return bars, end
+    return [replace(b, open_time=b.open_time + shift) for b in bars], end
+
+
+def replay_funding(
+    rates: list[parse.Funding], *, recorded: datetime | None, feed_pass: FeedPass
+) -> list[parse.Funding]:
+    """Recorded funding readings moved with the recording's "now" (`recorded`: the venue's
+    own timestamp, else its newest candle's end) onto the pass's start, in whole hours so
+    the funding times stay on the hour."""
+    if recorded is None:
+        return rates
+    shift = feed_pass.replay_shift(recorded, step=FUNDING_SHIFT_STEP)
+    if not shift:
+        return rates
+    return [
+        replace(
+            f,
+            funding_at=f.funding_at + shift,
+            next_funding_at=f.next_funding_at + shift if f.next_funding_at else None,
+        )
+        for f in rates
+    ]
 
 
 def venue_pass(
@@ -90,18 +126,35 @@ def venue_pass(
             ticks[t.base] = t
         rows += 1
     rows += books_pass(exchange, exchange_id, list(spots.values()), feed_pass, seen_at=seen_at)
+    # The sample's "now" in replay (the newest bar's end), for the funding times below.
+    recorded_now: datetime | None = None
     if exchange.has.get("fetchOHLCV"):
         limits = {tf: n for tf, n in candle_limits().items() if tf in (exchange.timeframes or {})}
         for want, symbol in spots.items():
             if want not in wanted:
                 continue  # watchlist-only markets: the ticker is enough
             for timeframe, limit in limits.items():
-                bars = parse.bars(exchange.fetch_ohlcv(symbol, timeframe, limit=limit))
+                fetch = (
+                    limit
+                    if feed_pass.replay
+                    else store.candles_wanted(
+                        exchange=exchange_id, symbol=symbol, timeframe=timeframe, limit=limit, now=seen_at
+                    )
+                )
+                bars = parse.bars(exchange.fetch_ohlcv(symbol, timeframe, limit=fetch))[-limit:]
+                if bars and feed_pass.replay:
+                    bars, end = replay_bars(bars, timeframe=timeframe, feed_pass=feed_pass)
+                    recorded_now = max(recorded_now or end, end)
+                    newest = store.candle_newest(exchange=exchange_id, symbol=symbol, timeframe=timeframe)
+                    if newest == (bars[-1].open_time, bars[-1].close):
+                        # The same recording at the same shift is stored already (a 1h series
+                        # moves once an hour): nothing to rewrite.
+                        continue
                 rows += store.candles_upsert(
                     exchange=exchange_id,
                     symbol=symbol,
                     timeframe=timeframe,
-                    bars=bars[-limit:],
+                    bars=bars,
                     replay=feed_pass.replay,
                     seen_at=seen_at,
                 )
@@ -113,6 +166,9 @@ def venue_pass(
             for p in perps
             if p in answer and (f := parse.funding(answer[p], observed_at=seen_at)) is not None
         ]
+        if feed_pass.replay:
+            observed = [at for p in perps if p in answer and (at := parse.when(answer[p].get("timestamp")))]
+            rates = replay_funding(rates, recorded=max(observed, default=recorded_now), feed_pass=feed_pass)
         rows += store.funding_upsert(
             exchange=exchange_id, rates=rates, replay=feed_pass.replay, seen_at=seen_at
         )

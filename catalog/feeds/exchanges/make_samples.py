@@ -4,13 +4,17 @@ developer's tool run as a script:
 
 Each file is a venue's REST answer in that venue's own format (the shapes of its API docs and
 of ccxt's parsers), at the path catalog.feeds.exchanges.client.sample_path gives for the URL
-ccxt requests. The values are synthetic but consistent: one price per base, a deterministic
-random walk of candles ending at the ticker's last price, bid/ask around it, a funding rate per
-perpetual. Nothing here is imported by the service."""
+ccxt requests. The values are synthetic but consistent: one price per base, 300 1h and 300 1m
+candles per market following a designed shape (SHAPES: up-trends, down-trends, bands, one
+volatile market; the same path on every venue, ending at each venue's ticker price; the 1m bars
+run through the newest 1h closes), bid/ask around the price, a funding rate per perpetual.
+The shapes are what the local stack's signals and regimes show. Nothing here is imported by
+the service."""
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import shutil
 from decimal import Decimal
@@ -123,35 +127,153 @@ class Book:
         return sides[0], sides[1]
 
     def candles(self, step: int, count: int) -> list[tuple[int, str, str, str, str, str]]:
-        """Oldest first; the last closes at the last price."""
+        """Oldest first; the last closes at the last price. The closes follow the base's
+        designed path (`shape_path`, the same on every venue: only this venue's price level and
+        a jitter of a few hundredths of a percent differ); the wicks are this venue's own.
+        The newest 1h bars span the 1m bars' highs and lows, so the two timeframes agree."""
+        path = shape_path(self.base)
+        rel = path.closes_1h if step == HOUR else path.closes_1m
+        rel = rel[-count:]
         rng = random.Random(f"{self.venue}:{self.base}:{step}")
-        vol = 0.0006 if step == MINUTE else 0.004
-        closes = [self.last]
-        for _ in range(count - 1):
-            closes.append(closes[-1] / Decimal(str(1 + rng.gauss(0, vol))))
-        closes.reverse()
+        wick = (path.noise_1h if step == HOUR else path.noise_1m) / 2
+        last = float(self.last)
+        closes = [last * r * (1 + rng.gauss(0, VENUE_JITTER)) for r in rel[:-1]] + [last]
+        spans: dict[int, tuple[float, float]] = {}
+        if step == HOUR:
+            # The 1h bars the 1m bars cover: their high and low are the 1m bars' extremes.
+            minutes = self.candles(MINUTE, len(path.closes_1m))
+            for opened, _o, high, low, _c, _v in minutes:
+                hour = (opened // HOUR) * HOUR
+                top, bottom = spans.get(hour, (0.0, float("inf")))
+                spans[hour] = (max(top, float(high)), min(bottom, float(low)))
         q = Decimal(1).scaleb(-self.places)
         out = []
         start = NOW_MS - MINUTE if step == MINUTE else NOW_MS - HOUR
         start -= (count - 1) * step
-        prev = closes[0] * Decimal(str(1 + rng.gauss(0, vol)))
+        prev = closes[0] * (1 + rng.gauss(0, wick))
         for i, close in enumerate(closes):
+            t = start + i * step
             o = prev
-            h = max(o, close) * Decimal(str(1 + abs(rng.gauss(0, vol / 2))))
-            lo = min(o, close) * Decimal(str(1 - abs(rng.gauss(0, vol / 2))))
-            v = self.volume / (1440 if step == MINUTE else 24) * Decimal(str(rng.uniform(0.4, 1.6)))
+            h = max(o, close) * (1 + abs(rng.gauss(0, wick)))
+            lo = min(o, close) * (1 - abs(rng.gauss(0, wick)))
+            if t in spans:
+                h, lo = max(spans[t][0], o, close), min(spans[t][1], o, close)
+            # Busier bars where the path moves more (volume follows volatility).
+            move = abs(close / o - 1) / max(wick * 2, 1e-9)
+            v = (
+                self.volume
+                / (1440 if step == MINUTE else 24)
+                * Decimal(str(rng.uniform(0.5, 1.3) + 0.3 * min(move, 3)))
+            )
             out.append(
                 (
-                    start + i * step,
-                    fmt(o.quantize(q), self.places),
-                    fmt(h.quantize(q), self.places),
-                    fmt(lo.quantize(q), self.places),
-                    fmt(close.quantize(q), self.places),
+                    t,
+                    fmt(Decimal(str(o)).quantize(q), self.places),
+                    fmt(Decimal(str(h)).quantize(q), self.places),
+                    fmt(Decimal(str(lo)).quantize(q), self.places),
+                    fmt(Decimal(str(close)).quantize(q), self.places),
                     f"{v:.4f}",
                 )
             )
             prev = close
         return out
+
+
+# --- candle paths ---------------------------------------------------------------------------
+# Bars per timeframe: enough history for the indicators (EMA50, ADX and the regime's
+# since-when need well over 100 bars; the volatility percentile reads the whole window).
+CANDLES = {"1m": 300, "1h": 300}
+MINUTES_PER_HOUR = 60
+# A venue's closes differ from the shared path by this relative jitter (standard deviation).
+VENUE_JITTER = 0.00003
+# The designed shape of each base, so the local stack shows every regime:
+# (kind, drift %/h of the trend, noise %/h, bars of the current shape, drift %/h of the newest
+# five hours or None, 1m shape). Trends: a range, then the drift for the last `bars` hours.
+# Ranges: an older rise, then a mean-reverting band. Volatile: a band whose noise quadruples.
+# The 1m bars bridge the newest five 1h closes: "follow" keeps their direction with little
+# noise (a clean lower-timeframe trend), "band" chops around them (a 1m range), "wild" more.
+SHAPES: dict[str, tuple[str, float, float, int, float | None, str]] = {
+    "BTC": ("trend", 0.12, 0.22, 160, 0.20, "follow"),
+    "ETH": ("trend", 0.15, 0.30, 140, 0.22, "follow"),
+    "SOL": ("trend", 0.25, 0.45, 120, 0.30, "follow"),
+    "LINK": ("trend", 0.20, 0.35, 150, -0.45, "follow"),  # an up-trend pulling back on 1m
+    "XRP": ("trend", -0.16, 0.30, 150, -0.22, "follow"),
+    "DOGE": ("trend", -0.22, 0.45, 130, -0.30, "follow"),
+    "ADA": ("trend", -0.14, 0.28, 170, -0.18, "band"),
+    "NEAR": ("trend", -0.20, 0.40, 120, -0.25, "follow"),
+    "BNB": ("range", 0.0, 0.30, 220, None, "band"),
+    "LTC": ("range", 0.0, 0.35, 200, None, "band"),
+    "TRX": ("range", 0.0, 0.15, 240, None, "band"),
+    "DOT": ("range", 0.0, 0.40, 180, None, "band"),
+    "TON": ("range", 0.0, 0.35, 210, None, "band"),
+    "AVAX": ("range", 0.0, 0.35, 200, 0.35, "follow"),  # a range breaking out on 1m
+    "SUI": ("volatile", 0.0, 0.45, 24, None, "wild"),
+    "PAXG": ("range", 0.0, 0.06, 240, None, "band"),
+    "XAUT": ("range", 0.0, 0.06, 240, None, "band"),
+}
+THETA = 0.18  # mean reversion per bar of the bands
+NEWEST = 5  # the 1h bars the 1m bars cover
+
+
+class ShapePath:
+    """A base's relative closes (the newest is 1.0) on 1h and 1m, and their noise."""
+
+    def __init__(self, closes_1h: list[float], closes_1m: list[float], noise_1h: float, noise_1m: float):
+        self.closes_1h, self.closes_1m = closes_1h, closes_1m
+        self.noise_1h, self.noise_1m = noise_1h, noise_1m
+
+
+_PATHS: dict[str, ShapePath] = {}
+
+
+def shape_path(base: str) -> ShapePath:
+    if base not in _PATHS:
+        _PATHS[base] = _shape_path(base)
+    return _PATHS[base]
+
+
+def _shape_path(base: str) -> ShapePath:
+    kind, drift, noise, bars, newest, minute_shape = SHAPES[base]
+    rng = random.Random(f"path:{base}")
+    x = [0.0]
+    level = 0.0
+    n = CANDLES["1h"]
+    for i in range(1, n):
+        k = n - i  # bars from the end
+        g = rng.gauss(0, 1)
+        if k <= NEWEST and newest is not None:
+            step = newest + noise * 0.25 * g
+        elif kind == "trend":
+            step = drift + noise * g if k <= bars else -THETA * (x[-1] - level) * 100 + noise * g
+        elif kind == "range":
+            if k <= bars:
+                step = -THETA * (x[-1] - level) * 100 + noise * (0.8 if k <= 24 else 1.0) * g
+            else:
+                step = 0.15 + noise * 1.2 * g  # an older rise that ended in the range
+                level = x[-1] + step / 100
+        else:
+            step = -0.5 * (x[-1] - level) * 100 + noise * (4.0 if k <= bars else 1.0) * g
+        x.append(x[-1] + step / 100)
+    # The 1m bars: the newest NEWEST hours, minute by minute, through the 1h closes.
+    # Per minute, relative to the hourly noise: a clean trend, a choppy band, a wild tape.
+    noise_1m = noise * {"follow": 0.025, "band": 0.08, "wild": 0.3}[minute_shape]
+    minutes: list[float] = []
+    for h in range(NEWEST):
+        a, b = x[n - 1 - NEWEST + h], x[n - NEWEST + h]
+        walk = [0.0]
+        for _ in range(MINUTES_PER_HOUR):
+            walk.append(walk[-1] + rng.gauss(0, noise_1m) / 100)
+        for j in range(1, MINUTES_PER_HOUR + 1):
+            frac = j / MINUTES_PER_HOUR
+            bridge = walk[j] - frac * walk[-1]  # zero at both ends: the 1h closes hold
+            minutes.append(a + frac * (b - a) + bridge)
+    end = x[-1]
+    return ShapePath(
+        closes_1h=[math.exp(v - end) for v in x],
+        closes_1m=[math.exp(v - end) for v in minutes[-CANDLES["1m"] :]],
+        noise_1h=noise / 100,
+        noise_1m=noise_1m / 100,
+    )
 
 
 def write(venue: str, path: str, data: Any) -> None:
@@ -330,7 +452,7 @@ def binance() -> None:
         )
     write(v, "api/v3/ticker/24hr", tickers)
     for b, book in books.items():
-        for tf, step, count in (("1m", MINUTE, 120), ("1h", HOUR, 48)):
+        for tf, step, count in (("1m", MINUTE, CANDLES["1m"]), ("1h", HOUR, CANDLES["1h"])):
             rows = [
                 [t, o, h, lo, c, vol, t + step - 1, f"{Decimal(vol) * Decimal(c):.8f}", 1000, "0", "0", "0"]
                 for t, o, h, lo, c, vol in book.candles(step, count)
@@ -467,7 +589,7 @@ def okx() -> None:
         )
     write(v, "api/v5/market/tickers/instType=SPOT", okx_envelope(tickers))
     for b, book in books.items():
-        for tf, step, count in (("1m", MINUTE, 120), ("1H", HOUR, 48)):
+        for tf, step, count in (("1m", MINUTE, CANDLES["1m"]), ("1H", HOUR, CANDLES["1h"])):
             rows = [
                 [
                     str(t),
@@ -651,7 +773,7 @@ def bybit() -> None:
         )
     write(v, "v5/market/tickers/category=linear", bybit_envelope({"category": "linear", "list": perps}))
     for b, book in books.items():
-        for interval, step, count in (("1", MINUTE, 120), ("60", HOUR, 48)):
+        for interval, step, count in (("1", MINUTE, CANDLES["1m"]), ("60", HOUR, CANDLES["1h"])):
             rows = [
                 [str(t), o, h, lo, c, vol, f"{Decimal(vol) * Decimal(c):.4f}"]
                 for t, o, h, lo, c, vol in book.candles(step, count)

@@ -4,9 +4,10 @@ pass updates rows in place and never duplicates them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
+import ccxt
 from django.db import connection
 
 from catalog.analytics.execution import best_gaps, quotes_fresh
@@ -70,6 +71,29 @@ def candles_upsert(
         update_fields=["open", "high", "low", "close", "volume", "source", "replay", "observed_at"],
     )
     return len(rows)
+
+
+def candle_newest(*, exchange: str, symbol: str, timeframe: str) -> tuple[datetime, Decimal] | None:
+    """The newest stored bar's open time and close."""
+    return (
+        Candle.objects.filter(exchange=exchange, symbol=symbol, timeframe=timeframe)
+        .order_by("-open_time")
+        .values_list("open_time", "close")
+        .first()
+    )
+
+
+def candles_wanted(*, exchange: str, symbol: str, timeframe: str, limit: int, now: datetime) -> int:
+    """How many of the newest bars a live pass asks for: all `limit` the first time (the
+    indicators need the history), then only the bars since the newest stored one (that one
+    again: it was still forming), so a pass a minute does not rewrite hours of bars."""
+    stored = candle_newest(exchange=exchange, symbol=symbol, timeframe=timeframe)
+    if stored is None:
+        return limit
+    newest = stored[0]
+    step = timedelta(seconds=ccxt.Exchange.parse_timeframe(timeframe))
+    missing = int((now - newest) // step) + 1  # the newest stored bar and every one opened since
+    return max(2, min(limit, missing))
 
 
 def funding_upsert(*, exchange: str, rates: Sequence[Funding], replay: bool, seen_at: datetime) -> int:
