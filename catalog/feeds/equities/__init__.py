@@ -20,6 +20,7 @@ from django.conf import settings
 
 from catalog.feeds.equities.parse import FIELDS, Quote, Wanted, quotes_parse, wanted_all
 from catalog.feeds.equities.store import SOURCE, quote_upsert, underlyings_update
+from catalog.feeds.exchanges import watchlist
 from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
 from catalog.models import TokenizedAsset
 
@@ -35,8 +36,11 @@ BATCH = 40
 def symbols_asked() -> list[Wanted]:
     """EQUITY_SYMBOLS, then the watchlist's underlyings (deduplicated, in that order)."""
     configured = [str(s) for s in settings.EQUITY_SYMBOLS if str(s).strip()]
-    underlyings = TokenizedAsset.objects.exclude(underlying="").values_list("underlying", flat=True)
-    return wanted_all([*configured, *sorted(set(underlyings))])
+    underlyings = set(TokenizedAsset.objects.exclude(underlying="").values_list("underlying", flat=True))
+    # The configured watchlist's too: its tokens may not exist yet (the exchanges pass creates
+    # them, in any order with this one), and their reference must not wait a pass for them.
+    underlyings |= {u for _, _, u in watchlist() if u}
+    return wanted_all([*configured, *sorted(underlyings)])
 
 
 def quotes_url(feed_pass: FeedPass, batch: list[Wanted]) -> str:

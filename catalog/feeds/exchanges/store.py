@@ -12,7 +12,15 @@ from django.db import connection
 
 from catalog.analytics.execution import best_gaps, quotes_fresh
 from catalog.feeds.exchanges.parse import Bar, DepthBook, Funding, Tick
-from catalog.models import Candle, ExchangeMarket, FundingRate, OrderBook, SpreadSnapshot, TokenizedAsset
+from catalog.models import (
+    Candle,
+    EquityQuote,
+    ExchangeMarket,
+    FundingRate,
+    OrderBook,
+    SpreadSnapshot,
+    TokenizedAsset,
+)
 
 SOURCE = "exchanges"
 
@@ -184,6 +192,19 @@ def tokenized_upsert(
     asset, _ = TokenizedAsset.objects.get_or_create(
         symbol=symbol, defaults={"name": name, "underlying": underlying, "venue": venue}
     )
+    if asset.underlying and asset.underlying_price is None:
+        # A token first seen after the equities feed quoted its underlying takes that quote
+        # now rather than at the equities feed's next pass (the two feeds run in any order).
+        quote = (
+            EquityQuote.objects.filter(symbol=asset.underlying.strip().upper(), currency="USD")
+            .order_by("-quoted_at")
+            .first()
+        )
+        if quote is not None:
+            asset.underlying_price = quote.price
+            asset.underlying_source = quote.source
+            asset.underlying_as_of = quote.quoted_at
+            asset.underlying_replay = quote.replay
     asset.venue = venue
     asset.last_price = tick.last
     asset.change_24h_pct = tick.change_24h_pct
