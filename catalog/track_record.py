@@ -125,6 +125,12 @@ def _bars(signal: DeskSignal) -> tuple[list[Bar], timedelta, float | None]:
     return [], timedelta(minutes=1), None
 
 
+def signal_bars(signal: DeskSignal) -> tuple[list[Bar], timedelta, float | None]:
+    """The bars a signal is judged on (those it is closed on): its venue's finest stored
+    timeframe since it opened, the bar length, and the newest close before them."""
+    return _bars(signal)
+
+
 def desk_signals_settle(*, now: datetime | None = None) -> list[DeskSignal]:
     """Close every open signal whose stop or target the later bars touched, or whose horizon
     expired; returns those closed."""
