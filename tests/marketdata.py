@@ -652,3 +652,50 @@ def bars_write(
         )
         for i, (o, h, lo, c) in enumerate(bars)
     )
+
+
+def prediction_graph_write(*, now: datetime | None = None, age: timedelta = timedelta(0)) -> dict:
+    """Four open prediction markets as the feeds write them (observed `age` ago), with hourly
+    yes-price history: two Bitcoin-$100k markets on two venues whose moves are proportional
+    (correlation 1; entities {bitcoin, $100000} and {bitcoin, $100000, coinbase}: Jaccard 2/3),
+    a Fed market with one 24 h move, and a Super Bowl market without history. 24 h moves x
+    liquidity: polymarket BTC 0.15 x 50k = 7500, Fed -0.05 x 100k = 5000, Kalshi BTC 0.225 x 20k = 4500."""
+    from catalog.models import PredictionMarket, PredictionPrice
+
+    now = (now or timezone.now()) - age
+    hours = [25, 5, 4, 3, 2, 1, 0]  # readings this many hours before now
+    specs = [
+        ("polymarket", "pm-btc-100k", "Will Bitcoin reach $100k by December 31?", "crypto",
+         [0.25, 0.30, 0.32, 0.31, 0.35, 0.38, 0.40], 500_000, 50_000, 10),
+        ("kalshi", "KXBTC-100K", "Bitcoin above $100,000 on Dec 31 per Coinbase?", "Crypto",
+         [0.275, 0.35, 0.38, 0.365, 0.425, 0.47, 0.50], 200_000, 20_000, 12),
+        ("kalshi", "KXFED-CUT", "Will the Fed cut rates by 25 bps in March?", "economics",
+         [0.60, None, None, None, None, None, 0.55], 300_000, 100_000, 3),
+        ("polymarket", "pm-super-bowl", "Who will win the Super Bowl?", "sports",
+         [None, None, None, None, None, None, 0.20], 100_000, 5_000, 20),
+    ]  # fmt: skip
+    out = {}
+    for venue, ext, question, category, path, volume, liquidity, days in specs:
+        market = PredictionMarket.objects.create(
+            venue=venue,
+            external_id=ext,
+            question=question,
+            category=category,
+            event_id=ext.split("-")[0],
+            outcomes=["Yes", "No"],
+            yes_price=Decimal(str(path[-1])),
+            volume_usd=Decimal(volume),
+            liquidity_usd=Decimal(liquidity),
+            closes_at=now + timedelta(days=days),
+            url=f"https://example.com/{ext}",
+            source=venue,
+            observed_at=now,
+            updated_at=now,
+        )
+        for h, price in zip(hours, path, strict=True):
+            if price is not None and len([p for p in path if p is not None]) > 1:
+                PredictionPrice.objects.create(
+                    market=market, yes_price=Decimal(str(price)), observed_at=now - timedelta(hours=h)
+                )
+        out[ext] = market
+    return out

@@ -60,5 +60,5 @@ class EventPriceAdmin(admin.ModelAdmin):
 
 @admin.register(PushEntitlement)
 class PushEntitlementAdmin(admin.ModelAdmin):
-    list_display = ["account", "expires_at", "created_at"]
+    list_display = ["account", "expires_at", "kinds", "created_at"]
     search_fields = ["account__wallet_address"]

@@ -105,11 +105,18 @@ class EventPrice(models.Model):
 
 
 class PushEntitlement(models.Model):
-    """Push turned on by a signal desk pack, for the pack's period."""
+    """Push turned on by a pack, for the pack's period: every event kind (a signal desk pack),
+    or only the kinds listed (a prediction alert subscription pack covers prediction_alert)."""
 
     account = models.ForeignKey("billing.Account", on_delete=models.CASCADE, related_name="push_entitlements")
     expires_at = models.DateTimeField(db_index=True)
+    kinds = models.JSONField(
+        default=list, blank=True, help_text="event kinds covered; empty: every kind (signal desk pack)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"{self.account_id} until {self.expires_at:%Y-%m-%d}"
+
+    def covers(self, kind: str) -> bool:
+        return not self.kinds or kind in self.kinds

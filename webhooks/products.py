@@ -1,5 +1,6 @@
-"""Push products: the signal desk pack (turns webhook push on for the buyer's account) and
-the outcome-pricing catalog."""
+"""Push products: the signal desk pack (turns webhook push on for the buyer's account), the
+prediction alert subscription pack (the same for prediction_alert only) and the outcome-pricing
+catalog."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel, Field
 from a2a_service.core.money import usdc_from_atomic
 from billing.models import Account
 from catalog.products.registry import ProductCall, ProductFailed, product
-from webhooks.models import EventPrice, PushEntitlement
+from webhooks.models import EventPrice, PushEntitlement, WebhookSubscription
 
 
 class SignalDeskPackOut(BaseModel):
@@ -52,6 +53,21 @@ def _account_ready(call: ProductCall) -> None:
     _account(call)
 
 
+def _entitlement_extend(*, account: Account, kinds: list[str], days: int) -> PushEntitlement:
+    """A new entitlement for `days`, starting when the account's current one of the same kinds
+    ends (a second pack extends the first) or now."""
+    now = timezone.now()
+    current = [
+        e
+        for e in PushEntitlement.objects.filter(account=account, expires_at__gt=now)
+        if sorted(e.kinds) == sorted(kinds)
+    ]
+    start = max((e.expires_at for e in current), default=now)
+    return PushEntitlement.objects.create(
+        account=account, kinds=kinds, expires_at=start + timedelta(days=days)
+    )
+
+
 # The push entitlement is an effect: bought by x402, it is created only once the payment settled.
 @product(
     sku="signal_desk_pack",
@@ -67,15 +83,7 @@ def _account_ready(call: ProductCall) -> None:
 )
 def signal_desk_pack(call: ProductCall) -> dict[str, Any]:
     account = _account(call)
-    current = (
-        PushEntitlement.objects.filter(account=account, expires_at__gt=timezone.now())
-        .order_by("-expires_at")
-        .first()
-    )
-    start = current.expires_at if current else timezone.now()  # a second pack extends the first
-    entitlement = PushEntitlement.objects.create(
-        account=account, expires_at=start + timedelta(days=settings.SIGNAL_DESK_PACK_DAYS)
-    )
+    entitlement = _entitlement_extend(account=account, kinds=[], days=settings.SIGNAL_DESK_PACK_DAYS)
     return {
         "account": account.wallet_address,
         "push_until": entitlement.expires_at.isoformat(),
@@ -86,6 +94,51 @@ def signal_desk_pack(call: ProductCall) -> dict[str, Any]:
             "pair_arb_alert",
             "risk_exit_alert",
         ],
+        "register_webhook": call.base_url + "/api/a2a/account/webhooks/register",
+        "events_catalog": call.base_url + "/api/a2a/webhooks/events",
+    }
+
+
+class PredictionAlertPackOut(BaseModel):
+    account: str = Field(description="the wallet whose webhooks receive the push")
+    push_until: str = Field(
+        description="prediction_alert push is on until this time (a second pack extends it)"
+    )
+    events: list[str] = Field(description="the event kinds this pack covers")
+    days: int = Field(description="the period one pack adds")
+    subscribed: bool = Field(
+        description="whether the account has an active webhook subscribed to prediction_alert"
+    )
+    register_webhook: str
+    events_catalog: str
+
+
+# Like the signal desk pack, for prediction_alert only: an effect, created once paid.
+@product(
+    sku="prediction_alert_subscription_pack",
+    path="/prediction/alert-subscription-pack",
+    headline="Prediction alert subscription pack: push alerts for chosen markets",
+    price="0.25",
+    family="prediction",
+    rank=33,
+    output=PredictionAlertPackOut,
+    effects=True,
+    ready=_account_ready,
+)
+def prediction_alert_subscription_pack(call: ProductCall) -> dict[str, Any]:
+    account = _account(call)
+    kinds = ["prediction_alert"]
+    entitlement = _entitlement_extend(account=account, kinds=kinds, days=settings.PREDICTION_ALERT_PACK_DAYS)
+    subscribed = any(
+        "prediction_alert" in (sub.events or [])
+        for sub in WebhookSubscription.objects.filter(account=account, is_active=True)
+    )
+    return {
+        "account": account.wallet_address,
+        "push_until": entitlement.expires_at.isoformat(),
+        "events": kinds,
+        "days": settings.PREDICTION_ALERT_PACK_DAYS,
+        "subscribed": subscribed,
         "register_webhook": call.base_url + "/api/a2a/account/webhooks/register",
         "events_catalog": call.base_url + "/api/a2a/webhooks/events",
     }

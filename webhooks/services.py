@@ -70,7 +70,8 @@ def event_publish(
     """Write the event and its deliveries in the caller's transaction (the outbox); the
     deliveries are queued only once it commits, and the sweeper finds any that were not.
 
-    An account with an active signal desk pack gets the event as part of the pack. Any other
+    An account with an active pack covering the kind (a signal desk pack covers every kind) gets
+    the event as part of the pack. Any other
     account pays the kind's outcome price from its credits now; without enough credit the
     delivery is recorded as skipped and never sent."""
     from billing.credits import InsufficientCredit, credit_debit
@@ -86,9 +87,13 @@ def event_publish(
         price = 0
         if kind != "test":
             price = EventPrice.objects.filter(kind=kind).values_list("price_atomic", flat=True).first() or 0
-        entitled = set(
-            PushEntitlement.objects.filter(expires_at__gt=timezone.now()).values_list("account_id", flat=True)
-        )
+        # Read in Python: a JSON "contains" lookup is not portable to SQLite, and the active
+        # entitlements are few.
+        entitled = {
+            e.account_id
+            for e in PushEntitlement.objects.filter(expires_at__gt=timezone.now()).only("account_id", "kinds")
+            if e.covers(kind)
+        }
         ids = []
         for sub in targets:
             if kind != "test" and kind not in sub.events:

@@ -473,6 +473,8 @@ WEBHOOK_TEST_EVENTS_WINDOW_SECONDS = env.int("WEBHOOK_TEST_EVENTS_WINDOW_SECONDS
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
+# How long a prediction alert subscription pack turns prediction_alert push on.
+PREDICTION_ALERT_PACK_DAYS = env.int("PREDICTION_ALERT_PACK_DAYS", default=30)
 # --- signals, regime, track record (catalog/analytics/signals.py, catalog/intel.py) ------------
 # Stop and target of a signal, in ATRs of its 1h bars from the entry; how many 1h bars it holds.
 SIGNAL_STOP_ATR = env.float("SIGNAL_STOP_ATR", default=1.5)

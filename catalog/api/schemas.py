@@ -382,3 +382,14 @@ class TelemetryNodesOut(Out):
 class SpreadSnapshotAcceptedOut(Out):
     accepted: int
     ids: list[int]
+
+
+class PartnerFeedTeaserOut(TeaserOut):
+    """The partner prediction feed's teaser, with a real excerpt of the current markets."""
+
+    excerpt: list[PredictionMarketOut] = Field(
+        description="the most traded open markets across venues now (empty when the feeds have none)"
+    )
+    venues: dict[str, int] = Field(description="open markets per venue")
+    as_of: str | None = Field(description="ISO 8601 UTC: when the newest excerpt row was seen")
+    sources: list[CatalogSourceOut] = Field(description="where the excerpt's rows came from")

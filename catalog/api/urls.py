@@ -16,7 +16,7 @@ from a2a_service.core.inputs import (
 )
 from catalog.api import schemas as s
 from catalog.api.views import SpreadSnapshotIngestView
-from catalog.selectors import desks, market, skus, teasers, telemetry
+from catalog.selectors import desks, market, prediction_feed, skus, teasers, telemetry
 
 D, M, T, MCP = "discovery", "market-data", "telemetry", "mcp"
 UNKNOWN_TEASER = "unknown teaser {name!r}; see /api/a2a/discovery/storefront for the teasers"
@@ -59,8 +59,8 @@ FREE_GETS: list[FreeGet] = [
     ),
     FreeGet(
         route="api/a2a/prediction/partner-feed/teaser",
-        selector=teasers.partner_feed_teaser,
-        response=s.TeaserOut,
+        selector=prediction_feed.partner_feed_teaser,
+        response=s.PartnerFeedTeaserOut,
         tag=D,
         summary="Partner prediction feed teaser",
         not_found=_unknown_teaser("prediction-partner-feed"),

@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     intel,
     news,
     prediction,
+    prediction_graph,
     risk,
     signals,
     telemetry,

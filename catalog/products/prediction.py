@@ -1,30 +1,10 @@
-"""Prediction-market intelligence. Specs only: computed from the Polymarket and Kalshi feeds (issue 13); 503 uncharged until then."""
+"""Prediction-market intelligence. Specs only: computed from the Polymarket and Kalshi feeds (issue 13); 503 uncharged until then.
+The event graph and the starter bundle are in prediction_graph.py, the alert subscription pack in
+webhooks/products.py."""
 
 from __future__ import annotations
 
 from catalog.products.registry import ProductSpec, TeaserSpec, register
-
-register(
-    ProductSpec(
-        sku="prediction_starter_bundle",
-        path="/prediction/starter-bundle",
-        headline="Prediction starter bundle: top markets, resolution calendar and event graph",
-        price="0.39",
-        family="prediction",
-        tier="A",
-        hero=True,
-        rank=4,
-        teaser="prediction-top3-daily",
-        teasers=(
-            TeaserSpec(
-                name="prediction-partner-feed",
-                title="Partner prediction feed",
-                summary="Multi-venue prediction markets from partner venues.",
-                highlights=("venues", "markets"),
-            ),
-        ),
-    )
-)
 
 register(
     ProductSpec(
@@ -70,26 +50,6 @@ register(
 
 register(
     ProductSpec(
-        sku="prediction_event_graph",
-        path="/prediction/event-graph",
-        headline="Prediction event graph: linked markets and their implied probabilities",
-        price="0.1",
-        family="prediction",
-        rank=31,
-        teaser="event-graph",
-        teasers=(
-            TeaserSpec(
-                name="event-graph",
-                title="Event graph",
-                summary="Linked prediction markets and their implied probabilities.",
-                highlights=("links", "implied odds"),
-            ),
-        ),
-    )
-)
-
-register(
-    ProductSpec(
         sku="prediction_divergence_alerts",
         path="/prediction/divergence-alerts",
         headline="Prediction divergence alerts: the same event priced apart across venues",
@@ -97,16 +57,5 @@ register(
         family="prediction",
         rank=32,
         session_callable=True,
-    )
-)
-
-register(
-    ProductSpec(
-        sku="prediction_alert_subscription_pack",
-        path="/prediction/alert-subscription-pack",
-        headline="Prediction alert subscription pack: push alerts for chosen markets",
-        price="0.25",
-        family="prediction",
-        rank=33,
     )
 )
