@@ -513,8 +513,9 @@ GRID_FEE_MULTIPLE = env.float("GRID_FEE_MULTIPLE", default=2.0)
 SCALP_MIN_VOLUME_USD = env.float("SCALP_MIN_VOLUME_USD", default=1_000_000.0)
 # A scalp is skipped when crossing the spread costs more than this share of its target distance.
 SCALP_MAX_SPREAD_SHARE = env.float("SCALP_MAX_SPREAD_SHARE", default=0.25)
-# The decision pack's macro gate fails on a high-impact event within this many hours.
-DECISION_MACRO_WINDOW_HOURS = env.float("DECISION_MACRO_WINDOW_HOURS", default=4.0)
+# The macro gate (/risk/macro-gate, the decision pack's macro check, the morning brief) is
+# closed within this many hours before or after a high-impact calendar event.
+MACRO_GATE_HOURS = env.float("MACRO_GATE_HOURS", default=4.0)
 
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200
