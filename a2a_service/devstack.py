@@ -7,7 +7,8 @@ all of them on Ctrl-C (or when any one of them dies), so nothing is left running
 Feeds: the replay server (catalog/feeds/replay.py) serves the recorded samples on
 FEEDS_REPLAY_URL's port, FEEDS_MODE defaults to auto (live, replay for a source it cannot
 reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once; when it ends,
-one `compute_intel` pass (regime, desk signals, intel snapshot) so the signal products answer.
+one `compute_intel` pass (regime, desk signals, intel snapshot) so the signal products answer,
+then one `compose_brief` (the morning brief from that data; beat composes it every morning).
 The local chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN)."""
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ def main() -> int:
 
     exit_code = 0
     intel = None
+    brief = None
     while not stopping:
         for name, proc in procs.items():
             if proc.poll() is not None:
@@ -192,8 +194,15 @@ def main() -> int:
             intel = subprocess.Popen(
                 [sys.executable, "manage.py", "compute_intel"], cwd=ROOT, env=env, start_new_session=True
             )
+        if brief is None and intel is not None and intel.poll() is not None and not stopping:
+            # The morning brief from the first passes' data, so the brief products sell at once.
+            brief = subprocess.Popen(
+                [sys.executable, "manage.py", "compose_brief"], cwd=ROOT, env=env, start_new_session=True
+            )
         time.sleep(0.3)
 
+    if brief is not None and brief.poll() is None:
+        procs["brief"] = brief
     if ingest is not None and ingest.poll() is None:
         procs["ingest"] = ingest
     if intel is not None and intel.poll() is None:

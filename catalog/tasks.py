@@ -45,3 +45,11 @@ def compute_intel() -> None:
     from catalog.intel import intel_compute
 
     intel_compute()
+
+
+@shared_task(name="briefs.compose", ignore_result=True)
+def compose_brief() -> None:
+    """The morning brief (catalog/briefs.py): beat, daily at MORNING_BRIEF_HOUR_UTC."""
+    from catalog.briefs import brief_compose
+
+    brief_compose()

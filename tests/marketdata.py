@@ -699,3 +699,33 @@ def prediction_graph_write(*, now: datetime | None = None, age: timedelta = time
                 )
         out[ext] = market
     return out
+
+
+# --- calendar, macro gate and the morning brief (catalog/analytics/macro.py, catalog/briefs.py) ---
+
+
+def brief_market_write() -> dict:
+    """What the macro gate, calendar risk and the morning brief read, beside the signals market:
+    PUMP/USDT up about 61 % in 24 h (the day's largest mover), a calendar whose nearest
+    high-impact event is an FOMC decision in 3 h, two news items (one strongly negative), and a
+    prediction market whose yes price rose 30 -> 45 % in 24 h. Returns the rows tests name."""
+    from catalog.models import PredictionMarket, PredictionPrice
+
+    candles_write(symbol="PUMP/USDT", shape=rising(10.0, step=0.02), bars=48, noise=0.0)
+    fomc = calendar_write(title="FOMC rate decision", in_hours=3, impact="high")
+    calendar_write(title="Retail sales", in_hours=5, impact="medium")
+    calendar_write(title="ECB rate decision", in_hours=30, impact="high", country="EU")
+    crash = news_write(title="Exchange hack: funds stolen, withdrawals halted in panic", hours_ago=2)
+    news_write(title="Quarterly report published", hours_ago=1)
+    now = timezone.now()
+    market = PredictionMarket.objects.create(
+        venue="polymarket",
+        external_id="brief-1",
+        question="Will the Fed cut rates in December?",
+        yes_price=0.45,
+        url="https://polymarket.com/event/fed-cut",
+        source="polymarket",
+    )
+    PredictionPrice.objects.create(market=market, yes_price=0.30, observed_at=now - timedelta(hours=25))
+    PredictionPrice.objects.create(market=market, yes_price=0.45, observed_at=now - timedelta(minutes=5))
+    return {"fomc": fomc, "news": crash, "prediction": market}

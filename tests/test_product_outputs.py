@@ -17,6 +17,7 @@ from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
 from tests.marketdata import (
+    brief_market_write,
     desks_market_write,
     execution_market_write,
     fee_history_write,
@@ -80,6 +81,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     execution_params = execution_market_write()
     signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
     prediction_graph_write()  # prediction event graph, starter bundle, partner-feed teaser
+    brief_market_write()  # calendar (macro gate, calendar risk), movers, news, a prediction move
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

@@ -50,6 +50,7 @@ def replayed(settings):
     except Exception as exc:  # noqa: BLE001 - the command arrives with the signals work
         if "Unknown command" not in str(exc):
             raise
+    call_command("compose_brief")  # what the local stack runs after compute_intel
     yield
     server.shutdown()
     server.server_close()

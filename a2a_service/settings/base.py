@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
@@ -515,8 +516,18 @@ GRID_FEE_MULTIPLE = env.float("GRID_FEE_MULTIPLE", default=2.0)
 SCALP_MIN_VOLUME_USD = env.float("SCALP_MIN_VOLUME_USD", default=1_000_000.0)
 # A scalp is skipped when crossing the spread costs more than this share of its target distance.
 SCALP_MAX_SPREAD_SHARE = env.float("SCALP_MAX_SPREAD_SHARE", default=0.25)
-# The decision pack's macro gate fails on a high-impact event within this many hours.
-DECISION_MACRO_WINDOW_HOURS = env.float("DECISION_MACRO_WINDOW_HOURS", default=4.0)
+# The macro gate (/risk/macro-gate, the decision pack's macro check, the morning brief) is
+# closed within this many hours before or after a high-impact calendar event.
+MACRO_GATE_HOURS = env.float("MACRO_GATE_HOURS", default=4.0)
+
+# --- morning brief (catalog/briefs.py): composed by beat every day at this UTC hour, published
+# after the delay (staff's time to review or replace it in the admin; 0: at once).
+MORNING_BRIEF_HOUR_UTC = env.int("MORNING_BRIEF_HOUR_UTC", default=6)
+MORNING_BRIEF_PUBLISH_DELAY_MINUTES = env.float("MORNING_BRIEF_PUBLISH_DELAY_MINUTES", default=0.0)
+CELERY_BEAT_SCHEDULE["compose-morning-brief"] = {
+    "task": "briefs.compose",
+    "schedule": crontab(minute=0, hour=MORNING_BRIEF_HOUR_UTC),
+}
 
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200

@@ -30,9 +30,10 @@ import numpy as np
 from django.conf import settings
 
 from catalog.analytics.indicators import Snapshot
+from catalog.analytics.macro import MacroGate, macro_gate
 from catalog.analytics.regime import Label, Regime
 from catalog.analytics.series import FloatArray, Series, timeframe_delta
-from catalog.models import CalendarEvent, ExchangeMarket, FundingRate
+from catalog.models import ExchangeMarket, FundingRate
 
 # --- freshness ----------------------------------------------------------------------------------
 
@@ -386,8 +387,6 @@ DECISION_FUNDING_FAIL_APR = 60.0
 FUNDING_MAX_AGE = timedelta(hours=12)
 # The period assumed when the readings do not show one: 8 h is the usual perpetual period.
 FUNDING_PERIOD_DEFAULT = timedelta(hours=8)
-# A high-impact event that started this recently still moves the market.
-MACRO_LOOKBACK = timedelta(minutes=30)
 
 
 @dataclass(frozen=True)
@@ -454,20 +453,6 @@ def funding_latest(symbol: str, *, now: datetime) -> list[FundingReading]:
             )
         )
     return out
-
-
-def macro_events(*, now: datetime) -> tuple[list[CalendarEvent], int, int]:
-    """High-impact calendar events from MACRO_LOOKBACK ago to DECISION_MACRO_WINDOW_HOURS
-    ahead; the calendar's row count, and its events still ahead."""
-    window_end = now + timedelta(hours=float(settings.DECISION_MACRO_WINDOW_HOURS))
-    events = list(
-        CalendarEvent.objects.filter(
-            impact=CalendarEvent.Impact.HIGH, starts_at__gte=now - MACRO_LOOKBACK, starts_at__lte=window_end
-        ).order_by("starts_at")
-    )
-    total = CalendarEvent.objects.count()
-    ahead = CalendarEvent.objects.filter(starts_at__gte=now).count() if total else 0
-    return events, total, ahead
 
 
 def check_regime(regime: Regime | None, side: Side) -> Check:
@@ -607,33 +592,17 @@ def check_funding(readings: list[FundingReading], side: Side) -> Check:
     )
 
 
-def check_macro(events: list[CalendarEvent], total: int, ahead: int, *, now: datetime) -> Check:
-    hours = float(settings.DECISION_MACRO_WINDOW_HOURS)
-    threshold = f"no high-impact event in the next {hours:g} h"
-    if total == 0:
-        return Check(
-            "macro", "warn", None, threshold, "No calendar ingested: the macro gate cannot be checked."
-        )
-    if events:
-        first = events[0]
-        minutes = (first.starts_at - now) / timedelta(minutes=1)
-        when = f"in {minutes / 60:.1f} h" if minutes >= 0 else f"{-minutes:.0f} min ago"
-        return Check(
-            "macro",
-            "fail",
-            float(len(events)),
-            threshold,
-            f"{len(events)} high-impact event(s) in the window; first: {first.title} {when}.",
-        )
-    if ahead == 0:
-        return Check(
-            "macro",
-            "warn",
-            0.0,
-            threshold,
-            "The calendar lists no event ahead at all: it may be out of date.",
-        )
-    return Check("macro", "pass", 0.0, threshold, f"No high-impact event scheduled in the next {hours:g} h.")
+def check_macro(gate: MacroGate, *, now: datetime) -> Check:
+    """The macro gate's state as a check (catalog/analytics/macro.py: the same gate
+    /risk/macro-gate sells): closed fails, unknown (no calendar) or an empty calendar warns."""
+    threshold = f"no high-impact event within ±{gate.hours:g} h"
+    if gate.state == "unknown":
+        return Check("macro", "warn", None, threshold, gate.reason)
+    if gate.state == "closed":
+        return Check("macro", "fail", float(len(gate.blocking)), threshold, gate.reason)
+    if gate.ahead == 0:
+        return Check("macro", "warn", 0.0, threshold, gate.reason)
+    return Check("macro", "pass", 0.0, threshold, gate.reason)
 
 
 def verdict(checks: list[Check]) -> Literal["go", "caution", "no_go"]:
@@ -649,9 +618,7 @@ class DecisionInputs:
     regime: Regime | None
     market: ExchangeMarket | None
     funding: list[FundingReading] = field(default_factory=list)
-    events: list[CalendarEvent] = field(default_factory=list)
-    calendar_rows: int = 0
-    calendar_ahead: int = 0
+    macro: MacroGate | None = None
 
 
 def decision_checks(inputs: DecisionInputs, *, side: Side, notional: float, now: datetime) -> list[Check]:
@@ -661,5 +628,5 @@ def decision_checks(inputs: DecisionInputs, *, side: Side, notional: float, now:
         check_liquidity(inputs.market, side, notional),
         check_spread(inputs.market),
         check_funding(inputs.funding, side),
-        check_macro(inputs.events, inputs.calendar_rows, inputs.calendar_ahead, now=now),
+        check_macro(inputs.macro or macro_gate(now=now), now=now),
     ]

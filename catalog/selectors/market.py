@@ -24,6 +24,7 @@ from catalog.models import (
     TokenizedAsset,
 )
 from catalog.models.news import news_price_atomic
+from catalog.products.briefs import brief_available
 from catalog.selectors.payment import absolute, credit_billing_enabled, payment_alternatives
 from catalog.selectors.skus import on_sale, sku_available, sku_out
 
@@ -281,8 +282,9 @@ def morning_brief(base: str) -> s.MorningBriefOut:
     piece = EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).first()
     sku = Sku.objects.filter(sku="morning_brief").first()
     return s.MorningBriefOut(
-        # Available only when the paid brief would be delivered: a piece exists and it is on sale.
-        available=piece is not None and sku is not None and sku_available(sku),
+        # Available only when the paid brief would be delivered: a piece recent enough exists
+        # and it is on sale.
+        available=piece is not None and sku is not None and sku_available(sku) and brief_available()[0],
         id=piece.id if piece else None,
         title=piece.title if piece else None,
         summary=piece.summary if piece else None,
