@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+from catalog.products.prediction_intel import (
+    DivergenceAlertsOut,
+    DivergenceQuery,
+    ResolutionCalendarOut,
+    ResolutionCalendarQuery,
+    Top3Out,
+    divergence_alerts_run,
+    divergence_available,
+    markets_available,
+    resolution_calendar_run,
+    top3_daily_run,
+)
 from catalog.products.registry import ProductSpec, TeaserSpec, register
 
 register(
@@ -34,6 +46,10 @@ register(
         price="0.06",
         family="prediction",
         rank=29,
+        run=top3_daily_run,
+        output=Top3Out,
+        pure=True,
+        available=markets_available,
         session_callable=True,
         teaser="prediction-top3-daily",
         teasers=(
@@ -55,6 +71,10 @@ register(
         price="0.05",
         family="prediction",
         rank=30,
+        run=resolution_calendar_run,
+        params=ResolutionCalendarQuery,
+        output=ResolutionCalendarOut,
+        available=markets_available,
         session_callable=True,
         teaser="resolution-calendar",
         teasers=(
@@ -96,6 +116,10 @@ register(
         price="0.08",
         family="prediction",
         rank=32,
+        run=divergence_alerts_run,
+        params=DivergenceQuery,
+        output=DivergenceAlertsOut,
+        available=divergence_available,
         session_callable=True,
     )
 )
