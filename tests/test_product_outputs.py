@@ -21,6 +21,7 @@ from tests.marketdata import (
     execution_market_write,
     fee_history_write,
     mev_market_write,
+    prediction_shop_write,
     sentiment_market_write,
     signals_shop_write,
     tokenized_market_write,
@@ -77,6 +78,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     sentiment_market_write()
     desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)
     execution_params = execution_market_write()
+    prediction_shop_write()  # prediction divergence alerts, top 3 daily, resolution calendar
     signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]

@@ -40,7 +40,7 @@ from django.utils import timezone
 
 from catalog.models import PredictionMarket, PredictionMatch
 
-SIMILARITY_FLOOR = 0.5  # under this the two questions are about different things: not stored
+SIMILARITY_FLOOR = 0.65  # under this the two questions are about different things: not stored
 JACCARD_WEIGHT = 0.7
 THRESHOLD_FACTOR = 0.5
 DATE_FACTOR = 0.5
@@ -135,20 +135,27 @@ def idf_weights(questions: list[Question]) -> dict[str, float]:
     """Smoothed inverse document frequency of each token over the markets compared."""
     df: dict[str, int] = defaultdict(int)
     for q in questions:
-        for tok in set(q.tokens):
+        for tok in set(_wording(q)):
             df[tok] += 1
     n = len(questions)
     return {tok: math.log((n + 1) / (count + 1)) + 1.0 for tok, count in df.items()}
 
 
+def _wording(q: Question) -> tuple[str, ...]:
+    """The question's words with each threshold as "#": the threshold is compared on its own
+    (a near miss is the same wording with another number, flagged, not a weaker likeness)."""
+    return tuple("#" if t in q.thresholds else t for t in q.tokens)
+
+
 def question_similarity(a: Question, b: Question, idf: dict[str, float]) -> float:
-    sa, sb = set(a.tokens), set(b.tokens)
+    wa, wb = _wording(a), _wording(b)
+    sa, sb = set(wa), set(wb)
     union = sa | sb
     if not union:
         return 0.0
     default = max(idf.values(), default=1.0)
     weight = sum(idf.get(t, default) for t in sa & sb) / sum(idf.get(t, default) for t in union)
-    ratio = SequenceMatcher(None, " ".join(a.tokens), " ".join(b.tokens), autojunk=False).ratio()
+    ratio = SequenceMatcher(None, " ".join(wa), " ".join(wb), autojunk=False).ratio()
     return JACCARD_WEIGHT * weight + (1 - JACCARD_WEIGHT) * ratio
 
 

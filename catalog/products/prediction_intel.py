@@ -264,7 +264,13 @@ def _move_24h(market: PredictionMarket, now: datetime) -> float | None:
     prices = PredictionPrice.objects.filter(market=market)
     before = prices.filter(observed_at__lte=start).order_by("-observed_at", "-id").first()
     if before is None:
-        before = prices.filter(observed_at__gt=start).order_by("observed_at", "id").first()
+        # The oldest reading of the day, if it predates the current one (a single reading is
+        # no move on record).
+        before = (
+            prices.filter(observed_at__gt=start, observed_at__lt=market.observed_at)
+            .order_by("observed_at", "id")
+            .first()
+        )
     if before is None:
         return None
     return float(market.yes_price) - float(before.yes_price)
