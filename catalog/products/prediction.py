@@ -1,4 +1,5 @@
-"""Prediction-market intelligence. Specs only: computed from the Polymarket and Kalshi feeds (issue 13); 503 uncharged until then."""
+"""Prediction-market intelligence, computed from the Polymarket and Kalshi feeds (issue 13). Built: top 3 daily,
+resolution calendar and divergence alerts (catalog/products/prediction_intel.py); the others answer 503 uncharged."""
 
 from __future__ import annotations
 
