@@ -52,6 +52,7 @@ from catalog.models import (
     YieldPool,
 )
 from catalog.models.calendar import MANUAL
+from catalog.models.prediction_match import PredictionMatch as PredictionMatchModel
 from catalog.services import sku_set_status
 from catalog.track_record import desk_enable
 
@@ -496,3 +497,46 @@ for model, fields in [
     (WorkerHeartbeat, ["name", "hostname", "beat_at"]),
 ]:
     admin.site.register(model, type(f"{model.__name__}Admin", (ReadOnlyAdmin,), {"list_display": fields}))
+
+
+# --- cross-venue prediction pairs (catalog/analytics/prediction_match.py) ------------------------
+@admin.register(PredictionMatchModel)
+class PredictionMatchAdmin(admin.ModelAdmin):
+    """Staff confirm a computed pair (confidence 1, sold as a match whatever the score) or reject
+    it (never suggested again, no divergence alert). The matching pass writes the rows."""
+
+    list_display = [
+        "id",
+        "market_a",
+        "market_b",
+        "confidence",
+        "status",
+        "rules_mismatch",
+        "yes_a",
+        "yes_b",
+        "net_gap",
+        "divergent",
+        "computed_at",
+    ]
+    list_filter = ["status", "divergent"]
+    search_fields = ["market_a__question", "market_b__question"]
+    actions = ["confirm_pairs", "reject_pairs"]
+    readonly_fields = [f.name for f in PredictionMatchModel._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def _review(self, request: HttpRequest, queryset: QuerySet[PredictionMatchModel], status: str) -> None:
+        from catalog.analytics.prediction_match import prediction_match_review
+
+        for pk in queryset.values_list("pk", flat=True):
+            prediction_match_review(match_id=pk, status=status)
+        self.message_user(request, f"{queryset.count()} pair(s) {status}", messages.SUCCESS)
+
+    @admin.action(description="Confirm selected pairs (same event: confidence 1)", permissions=["change"])
+    def confirm_pairs(self, request: HttpRequest, queryset: QuerySet[PredictionMatchModel]) -> None:
+        self._review(request, queryset, PredictionMatchModel.Status.CONFIRMED)
+
+    @admin.action(description="Reject selected pairs (never suggested again)", permissions=["change"])
+    def reject_pairs(self, request: HttpRequest, queryset: QuerySet[PredictionMatchModel]) -> None:
+        self._review(request, queryset, PredictionMatchModel.Status.REJECTED)

@@ -729,3 +729,81 @@ def brief_market_write() -> dict:
     PredictionPrice.objects.create(market=market, yes_price=0.30, observed_at=now - timedelta(hours=25))
     PredictionPrice.objects.create(market=market, yes_price=0.45, observed_at=now - timedelta(minutes=5))
     return {"fomc": fomc, "news": crash, "prediction": market}
+
+
+# --- prediction markets (cross-venue matching, top 3, resolution calendar) ---------------------
+def prediction_market_write(
+    *,
+    venue: str,
+    external_id: str,
+    question: str,
+    yes_price: float | None,
+    closes_in_hours: float = 240.0,
+    liquidity: float = 10_000.0,
+    volume: float = 100_000.0,
+    history: tuple[tuple[float, float], ...] = (),
+    status: str = "open",
+    resolution_source: str = "",
+    rules: str = "",
+    observed_at: datetime | None = None,
+    replay: bool = False,
+):
+    """One market as the feeds write it (saved one by one: the receivers fire), with its yes
+    price history as (hours ago, price) rows besides the current price's row."""
+    from catalog.models import PredictionMarket, PredictionPrice
+
+    now = observed_at or timezone.now()
+    market = PredictionMarket.objects.create(
+        venue=venue,
+        external_id=external_id,
+        question=question,
+        yes_price=Decimal(str(yes_price)) if yes_price is not None else None,
+        liquidity_usd=Decimal(str(liquidity)),
+        volume_usd=Decimal(str(volume)),
+        closes_at=now + timedelta(hours=closes_in_hours),
+        status=status,
+        resolution_source=resolution_source,
+        rules=rules,
+        source=venue,
+        replay=replay,
+        observed_at=now,
+        updated_at=now,
+    )
+    for hours_ago, price in history:
+        PredictionPrice.objects.create(
+            market=market, yes_price=Decimal(str(price)), observed_at=now - timedelta(hours=hours_ago)
+        )
+    if yes_price is not None:
+        PredictionPrice.objects.create(market=market, yes_price=Decimal(str(yes_price)), observed_at=now)
+    return market
+
+
+FED_KALSHI = "Will the Fed cut rates by 25bps at their December 2026 meeting?"
+FED_POLYMARKET = "Fed decreases interest rates by 25 bps after December 2026 meeting?"
+
+
+def prediction_shop_write(*, kalshi_yes: float = 0.55, polymarket_yes: float = 0.62) -> list:
+    """The same Fed decision on Kalshi and Polymarket at different prices, two unrelated
+    markets, and one matching pass: one pair, divergent by the gap net of Kalshi's fee."""
+    from catalog.analytics.prediction_match import prediction_matches_refresh
+
+    markets = [
+        prediction_market_write(
+            venue="kalshi", external_id="KXFED-C25", question=FED_KALSHI, yes_price=kalshi_yes,
+            closes_in_hours=100, liquidity=188_000, history=((30, kalshi_yes - 0.04),),
+        ),
+        prediction_market_write(
+            venue="polymarket", external_id="610001", question=FED_POLYMARKET, yes_price=polymarket_yes,
+            closes_in_hours=95, liquidity=412_000,
+        ),
+        prediction_market_write(
+            venue="kalshi", external_id="KXSB-27-KC", question="Will the Kansas City Chiefs win Super Bowl LXI?",
+            yes_price=0.13, closes_in_hours=2000,
+        ),
+        prediction_market_write(
+            venue="polymarket", external_id="610170", question="Will Taylor Swift announce a new album in 2026?",
+            yes_price=0.115, closes_in_hours=900,
+        ),
+    ]  # fmt: skip
+    prediction_matches_refresh()
+    return markets

@@ -23,6 +23,7 @@ from tests.marketdata import (
     fee_history_write,
     mev_market_write,
     prediction_graph_write,
+    prediction_shop_write,
     sentiment_market_write,
     signals_shop_write,
     tokenized_market_write,
@@ -79,6 +80,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     sentiment_market_write()
     desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)
     execution_params = execution_market_write()
+    prediction_shop_write()  # prediction divergence alerts, top 3 daily, resolution calendar
     signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
     prediction_graph_write()  # prediction event graph, starter bundle, partner-feed teaser
     brief_market_write()  # calendar (macro gate, calendar risk), movers, news, a prediction move

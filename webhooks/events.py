@@ -37,6 +37,17 @@ class PredictionAlert(BaseModel):
     yes_price: float | None
     change: float | None = Field(None, description="move in yes price since the previous reading")
     at: str
+    # A cross-venue divergence opening (catalog/analytics/prediction_match.py) fills these; a
+    # price move leaves them empty.
+    reason: str = Field(
+        "move", description="move: the yes price moved; divergence: a matched pair opened a gap"
+    )
+    other_venue: str | None = Field(None, description="divergence: the matched market's venue")
+    other_market_id: str | None = None
+    other_yes_price: float | None = None
+    gap: float | None = Field(None, description="divergence: |yes - other_yes|")
+    net_gap: float | None = Field(None, description="divergence: the gap net of both venues' fees")
+    confidence: float | None = Field(None, description="divergence: the match confidence in [0, 1]")
 
 
 class PairArbAlert(BaseModel):

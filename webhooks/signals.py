@@ -12,7 +12,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from a2a_service.core.formats import iso
-from catalog.models import DeskSignal, PredictionMarket, RegimeSnapshot, SpreadSnapshot
+from catalog.models import DeskSignal, PredictionMarket, PredictionMatch, RegimeSnapshot, SpreadSnapshot
 from catalog.signals import spreads_ingested
 from webhooks.events import regime_attestation
 from webhooks.services import event_publish
@@ -130,6 +130,7 @@ def prediction_moved(sender: type, instance: PredictionMarket, **kwargs: Any) ->
                 "yes_price": float(instance.yes_price),
                 "change": round(change, 6),
                 "at": iso(timezone.now()) or "",
+                "reason": "move",
             },
         )
 
@@ -151,5 +152,34 @@ def signal_closed(sender: type, instance: DeskSignal, **kwargs: Any) -> None:
             f"{float(instance.pnl_pct):+.2f}%",
             "exit_price": float(instance.exit_price) if instance.exit_price is not None else None,
             "at": iso(instance.closed_at) or "",
+        },
+    )
+
+
+@receiver(pre_save, sender=PredictionMatch)
+def prediction_diverged(sender: type, instance: PredictionMatch, **kwargs: Any) -> None:
+    """prediction_alert when a matched pair's gap net of fees opens (catalog/analytics/
+    prediction_match.py sets `divergent`): once on the crossing, not while it stays open."""
+    if not instance.divergent:
+        return
+    if instance.pk is not None and PredictionMatch.objects.filter(pk=instance.pk, divergent=True).exists():
+        return  # already open: alerted when it opened
+    a, b = instance.market_a, instance.market_b
+    event_publish(
+        kind="prediction_alert",
+        payload={
+            "venue": a.venue,
+            "market_id": a.external_id,
+            "question": a.question,
+            "yes_price": float(instance.yes_a) if instance.yes_a is not None else None,
+            "change": None,
+            "at": iso(instance.computed_at) or "",
+            "reason": "divergence",
+            "other_venue": b.venue,
+            "other_market_id": b.external_id,
+            "other_yes_price": float(instance.yes_b) if instance.yes_b is not None else None,
+            "gap": instance.gap,
+            "net_gap": instance.net_gap,
+            "confidence": instance.confidence,
         },
     )

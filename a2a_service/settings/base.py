@@ -611,3 +611,14 @@ RPC_PROBE_OWN_CHAIN = env.str("RPC_PROBE_OWN_CHAIN", default="")
 RPC_PROBE_TIMEOUT_SECONDS = env.float("RPC_PROBE_TIMEOUT_SECONDS", default=5.0)
 # Endpoints probed at once (each probe is a few sequential calls).
 RPC_PROBE_CONCURRENCY = env.int("RPC_PROBE_CONCURRENCY", default=8)
+
+# --- cross-venue prediction matching and divergence (catalog/analytics/prediction_match.py) --
+# A computed pair at or above this confidence is a match (sold, alerted); below it (a near miss:
+# similar wording, another threshold or date) it is kept for staff to confirm or reject.
+PREDICTION_MATCH_MIN_CONFIDENCE = env.float("PREDICTION_MATCH_MIN_CONFIDENCE", default=0.6)
+# Close times further apart than this are flagged as a rules mismatch and lower the confidence.
+PREDICTION_MATCH_CLOSE_HOURS = env.float("PREDICTION_MATCH_CLOSE_HOURS", default=48.0)
+# Trading fee per contract = rate x P x (1 - P) (Kalshi's published taker formula, 0.07; before
+# its round-up to the cent). Polymarket charges no trading fee on most markets: 0.
+PREDICTION_FEE_KALSHI = env.float("PREDICTION_FEE_KALSHI", default=0.07)
+PREDICTION_FEE_POLYMARKET = env.float("PREDICTION_FEE_POLYMARKET", default=0.0)

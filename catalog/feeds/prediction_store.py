@@ -30,6 +30,8 @@ class MarketRow:
     closes_at: datetime | None = None
     status: str = PredictionMarket.Status.OPEN
     url: str = ""
+    resolution_source: str = ""
+    rules: str = ""
 
 
 def markets_upsert(
@@ -57,6 +59,7 @@ def markets_upsert(
         market.closes_at = row.closes_at
         market.status = row.status
         market.url = row.url
+        market.resolution_source, market.rules = row.resolution_source, row.rules
         market.source, market.replay = source, replay
         market.observed_at = market.updated_at = observed_at
         market.save()

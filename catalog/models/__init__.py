@@ -60,3 +60,8 @@ __all__ = [
     "WorkerHeartbeat",
     "YieldPool",
 ]
+
+# Cross-venue prediction matching (issue 13, predmatch).
+from .prediction_match import PredictionMatch  # noqa: E402
+
+__all__ += ["PredictionMatch"]

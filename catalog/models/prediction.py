@@ -26,6 +26,11 @@ class PredictionMarket(models.Model):
     closes_at = models.DateTimeField(null=True, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN, db_index=True)
     url = models.URLField(max_length=500, blank=True)
+    # How the venue settles it: the named resolution source (Polymarket's resolutionSource) and
+    # the rules text (Polymarket's description, Kalshi's rules_primary). Cross-venue matching
+    # compares them; the resolution calendar shows them.
+    resolution_source = models.CharField(max_length=300, blank=True)
+    rules = models.TextField(blank=True)
     # Provenance: the feed source that wrote the row, whether it came from the replay server,
     # and when the source was last seen saying this.
     source = models.CharField(max_length=32, blank=True)

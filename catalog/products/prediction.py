@@ -1,9 +1,22 @@
-"""Prediction-market intelligence. Specs only: computed from the Polymarket and Kalshi feeds (issue 13); 503 uncharged until then.
-The event graph and the starter bundle are in prediction_graph.py, the alert subscription pack in
+"""Prediction-market intelligence computed from the Polymarket and Kalshi feeds: top 3 daily, the
+resolution calendar and divergence alerts (run in catalog/products/prediction_intel.py). The event
+graph and the starter bundle are in prediction_graph.py, the alert subscription pack in
 webhooks/products.py."""
 
 from __future__ import annotations
 
+from catalog.products.prediction_intel import (
+    DivergenceAlertsOut,
+    DivergenceQuery,
+    ResolutionCalendarOut,
+    ResolutionCalendarQuery,
+    Top3Out,
+    divergence_alerts_run,
+    divergence_available,
+    markets_available,
+    resolution_calendar_run,
+    top3_daily_run,
+)
 from catalog.products.registry import ProductSpec, TeaserSpec, register
 
 register(
@@ -14,6 +27,10 @@ register(
         price="0.06",
         family="prediction",
         rank=29,
+        run=top3_daily_run,
+        output=Top3Out,
+        pure=True,
+        available=markets_available,
         session_callable=True,
         teaser="prediction-top3-daily",
         teasers=(
@@ -35,6 +52,10 @@ register(
         price="0.05",
         family="prediction",
         rank=30,
+        run=resolution_calendar_run,
+        params=ResolutionCalendarQuery,
+        output=ResolutionCalendarOut,
+        available=markets_available,
         session_callable=True,
         teaser="resolution-calendar",
         teasers=(
@@ -56,6 +77,10 @@ register(
         price="0.08",
         family="prediction",
         rank=32,
+        run=divergence_alerts_run,
+        params=DivergenceQuery,
+        output=DivergenceAlertsOut,
+        available=divergence_available,
         session_callable=True,
     )
 )

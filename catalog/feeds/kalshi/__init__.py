@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from django.conf import settings
 
+from catalog.analytics.prediction_match import prediction_matches_refresh
 from catalog.feeds.jsonbody import json_body
 from catalog.feeds.kalshi.parse import VENUE, events_page_parse, markets_page_parse
 from catalog.feeds.prediction_store import MarketRow, markets_upsert
@@ -68,9 +69,13 @@ def categories_fill(feed_pass: FeedPass, rows: list[MarketRow]) -> list[MarketRo
 
 def run(feed_pass: FeedPass) -> int:
     rows = categories_fill(feed_pass, markets_fetch(feed_pass))  # all fetched before any write
-    return markets_upsert(
+    written = markets_upsert(
         rows, venue=VENUE, source=SOURCE, replay=feed_pass.replay, observed_at=feed_pass.started_at
     )
+    # Post-pass hook: the cross-venue pairs and their gaps follow the new prices (a divergence
+    # opening pushes prediction_alert from the pair's save, in this pass's transaction).
+    prediction_matches_refresh(now=feed_pass.started_at)
+    return written
 
 
 feed_register(

@@ -112,6 +112,13 @@ def market_parse(market: dict[str, Any]) -> MarketRow | None:
         closes_at=timestamp(market.get("close_time")),
         status=STATUS.get(str(market.get("status") or "").lower(), PredictionMarket.Status.OPEN),
         url=f"{WEB}/{series}",
+        # Kalshi names its settlement source on the event, not the market; the rules say it.
+        resolution_source=text(market.get("settlement_source"), max_length=300),
+        rules=" ".join(
+            x
+            for x in (text(market.get(k), max_length=2000) for k in ("rules_primary", "rules_secondary"))
+            if x
+        ),
     )
 
 

@@ -8,6 +8,7 @@ import logging
 
 from django.conf import settings
 
+from catalog.analytics.prediction_match import prediction_matches_refresh
 from catalog.feeds.jsonbody import json_body
 from catalog.feeds.polymarket.parse import VENUE, GammaMarket, markets_page_parse, midpoint_parse, with_price
 from catalog.feeds.prediction_store import MarketRow, markets_upsert
@@ -73,9 +74,13 @@ def prices_complete(feed_pass: FeedPass, markets: list[GammaMarket]) -> list[Mar
 def run(feed_pass: FeedPass) -> int:
     # Everything is fetched before anything is written: a failed fetch leaves no half pass.
     rows = prices_complete(feed_pass, markets_fetch(feed_pass))
-    return markets_upsert(
+    written = markets_upsert(
         rows, venue=VENUE, source=SOURCE, replay=feed_pass.replay, observed_at=feed_pass.started_at
     )
+    # Post-pass hook: the cross-venue pairs and their gaps follow the new prices (a divergence
+    # opening pushes prediction_alert from the pair's save, in this pass's transaction).
+    prediction_matches_refresh(now=feed_pass.started_at)
+    return written
 
 
 feed_register(

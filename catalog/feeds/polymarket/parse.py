@@ -98,6 +98,8 @@ def market_parse(market: dict[str, Any]) -> GammaMarket | None:
         closes_at=timestamp(market.get("endDate")) or timestamp(market.get("endDateIso")),
         status=_status(market),
         url=url,
+        resolution_source=text(market.get("resolutionSource"), max_length=300),
+        rules=text(market.get("description"), max_length=4000),
     )
     return GammaMarket(
         row=row,
