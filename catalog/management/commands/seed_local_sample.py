@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from catalog.models import EditorialPiece, PartnerAgent
+from catalog.models import EditorialPiece, GrantFeed, PartnerAgent
 
 TITLE = "Local stack sample brief"
 
@@ -16,6 +16,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.partner_sample()
+        self.grant_feed_sample()
         if EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).exists():
             self.stdout.write("a morning brief is already published; nothing to do")
             return
@@ -47,3 +48,14 @@ class Command(BaseCommand):
         )
         if created:
             self.stdout.write("added the local sample partner (its signals come from the replay)")
+
+    def grant_feed_sample(self) -> None:
+        """A grant feed whose live address never resolves (.invalid, RFC 2606), so the local
+        stack's grants feed replays its recorded announcements
+        (catalog/feeds/samples/grant_feeds/index.xml), marked replay."""
+        _, created = GrantFeed.objects.get_or_create(
+            name="Sample ecosystem grants (local replay)",
+            defaults={"url": "https://sample-grants.invalid/feed.xml"},
+        )
+        if created:
+            self.stdout.write("added the local sample grant feed (its announcements come from the replay)")
