@@ -18,6 +18,7 @@ from catalog.products.registry import ProductSpec, product_get, products_built, 
 from catalog.services import catalog_seed
 from tests.marketdata import (
     desks_market_write,
+    digests_market_write,
     execution_market_write,
     fee_history_write,
     mev_market_write,
@@ -78,6 +79,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)
     execution_params = execution_market_write()
     signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
+    digests_market_write()  # market groups, regulatory, weekly and grant scout digests
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

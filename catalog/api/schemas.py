@@ -123,6 +123,11 @@ class TeaserOut(Out):
     unavailable_reason: str | None = Field(
         default=None, description="why available is false (not built, switched off, no data yet)"
     )
+    excerpt: dict[str, Any] | None = Field(
+        default=None,
+        description="a cut of the paid product's current content (its first items, text shortened); "
+        "null when it has nothing fresh to deliver or its content depends on the caller",
+    )
     updated_at: str
 
 

@@ -22,8 +22,8 @@ _DATE = (
 )
 # The date must follow a deadline word, so a program's start or event date is not taken for it.
 DEADLINE_RE = re.compile(
-    rf"\b(?:deadline|apply by|applications? (?:close|closes|due|open until)|closes?|due(?: date)?|"
-    rf"submissions? (?:close|closes|due)|until)\b\W{{0,3}}(?:on\s+|is\s+|by\s+)?{_DATE}",
+    rf"\b(?:deadline|apply by|applications? (?:close[sd]?|due|open until)|close[sd]?|due(?: date)?|"
+    rf"submissions? (?:close[sd]?|due)|until)\b\W{{0,3}}(?:on\s+|is\s+|by\s+)?{_DATE}",
     re.IGNORECASE,
 )
 # Date fields some grant feeds carry besides pubDate (feedparser exposes unknown elements by name).
