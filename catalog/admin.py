@@ -540,3 +540,25 @@ class PredictionMatchAdmin(admin.ModelAdmin):
     @admin.action(description="Reject selected pairs (never suggested again)", permissions=["change"])
     def reject_pairs(self, request: HttpRequest, queryset: QuerySet[PredictionMatchModel]) -> None:
         self._review(request, queryset, PredictionMatchModel.Status.REJECTED)
+
+
+# --- grant scout (catalog/feeds/grants/) ---------------------------------------------------------
+from catalog.models import GrantFeed, GrantProgram  # noqa: E402 (appended block: merged from a parallel change)
+
+
+@admin.register(GrantFeed)
+class GrantFeedAdmin(admin.ModelAdmin):
+    """The RSS/Atom feeds of grant and ecosystem-fund announcements the grants feed reads."""
+
+    list_display = ["name", "url", "enabled", "created_at"]
+    list_filter = ["enabled"]
+    search_fields = ["name", "url"]
+
+
+@admin.register(GrantProgram)
+class GrantProgramAdmin(ReadOnlyAdmin):
+    """Read from the grant feeds (the feed is the source of truth)."""
+
+    list_display = ["title", "source", "deadline", "published_at", "replay", "observed_at"]
+    list_filter = ["source", "replay"]
+    search_fields = ["title", "summary", "url"]

@@ -807,3 +807,84 @@ def prediction_shop_write(*, kalshi_yes: float = 0.55, polymarket_yes: float = 0
     ]  # fmt: skip
     prediction_matches_refresh()
     return markets
+
+
+# --- digests (market groups, regulatory, weekly, grant scout) ------------------------------------
+def digests_market_write() -> None:
+    """News in groups (crypto: two bullish SOL items; regulation: an SEC fraud charge 2 h ago and
+    an SEC rule 30 h ago; macro: an FOMC rate decision 5 h ago), SOL/USDT 1h closes rising 1% a
+    bar (24 h: +26.97%), regimes range (8 d ago) -> up_trend (3 d) -> high_volatility (1 d), the
+    trend desk's week +2, -1, +3 (a -5 closed 10 days ago is outside it), two markets resolved in
+    the week (one 9 days ago is not), and grant programs closing in 3 and 10 days, one without a
+    deadline and one already closed."""
+    from catalog.models import DeskSignal, GrantFeed, GrantProgram, PredictionMarket, RegimeSnapshot
+
+    now = timezone.now()
+    for title, hours, group, category, source in [
+        (
+            "Solana rallies to a record as ETF approval draws strong inflows",
+            1,
+            "crypto",
+            "crypto",
+            "test-wire",
+        ),
+        ("Solana gains after a major exchange listing", 4, "crypto", "crypto", "test-wire"),
+        ("SEC charges exchange operator with fraud", 2, "regulation", "general", "SEC"),
+        ("SEC adopts rule amendments for tokenized securities", 30, "regulation", "general", "SEC"),
+        ("Federal Reserve announces FOMC rate decision", 5, "macro", "general", "Federal Reserve"),
+    ]:
+        item = news_write(
+            title=title,
+            tickers=["SOL"] if "Solana" in title else [],
+            hours_ago=hours,
+            category=category,
+            source=source,
+        )
+        NewsItem.objects.filter(pk=item.pk).update(market_group=group)
+    candles_write(symbol="SOL/USDT", shape=rising(start=100.0, step=0.01), bars=48, noise=0.0)
+    for regime, days in [("range", 8), ("up_trend", 3), ("high_volatility", 1)]:
+        RegimeSnapshot.objects.create(regime=regime, confidence=0.7, computed_at=now - timedelta(days=days))
+    for pnl, days in [(-5.0, 10), (2.0, 5), (-1.0, 4), (3.0, 2)]:
+        DeskSignal.objects.create(
+            desk="trend-momentum-digest",
+            symbol="SOL/USDT",
+            side="long",
+            entry_price=Decimal("100"),
+            exit_price=Decimal(str(100 + pnl)),
+            pnl_pct=Decimal(str(pnl)),
+            opened_at=now - timedelta(days=days, hours=6),
+            closed_at=now - timedelta(days=days),
+        )
+    for ext, status, days in [
+        ("r-old", "resolved", -9),
+        ("r-1", "resolved", -2),
+        ("c-1", "closed", -1),
+        ("o-1", "open", 1),
+    ]:
+        PredictionMarket.objects.create(
+            venue="polymarket",
+            external_id=f"digest-{ext}",
+            question=f"Digest market {ext}?",
+            yes_price=Decimal("0.97") if status == "resolved" else Decimal("0.40"),
+            closes_at=now + timedelta(days=days),
+            status=status,
+            source="polymarket",
+        )
+    feed = GrantFeed.objects.create(name="Test grants", url="https://grants.invalid/feed.xml")
+    for title, deadline_days in [
+        ("Agent tooling grants", 10),
+        ("Data availability research", 3),
+        ("Rolling oracle fund", None),
+        ("Closed security round", -1),
+    ]:
+        GrantProgram.objects.create(
+            feed=feed,
+            external_id=title,
+            title=title,
+            url=f"https://grants.invalid/{title.split()[0].lower()}",
+            summary=f"{title}: who may apply and what is funded.",
+            deadline=now + timedelta(days=deadline_days) if deadline_days is not None else None,
+            source=feed.name,
+            published_at=now - timedelta(days=2),
+            observed_at=now,
+        )

@@ -136,11 +136,11 @@ def test_the_starter_bundle_parts(api, buyer):
 def test_the_partner_feed_teaser_shows_real_rows(api):
     catalog_seed()
     empty = api.get("/api/a2a/prediction/partner-feed/teaser").json()
-    assert empty["excerpt"] == [] and empty["available"] is False
+    assert empty["markets"] == [] and empty["available"] is False
     prediction_graph_write()
     body = api.get("/api/a2a/prediction/partner-feed/teaser").json()
-    assert [r["id"] for r in body["excerpt"]][:2] == ["pm-btc-100k", "KXFED-CUT"]
-    assert body["excerpt"][0]["yes_price"] == 0.4 and body["excerpt"][0]["no_price"] == 0.6
+    assert [r["id"] for r in body["markets"]][:2] == ["pm-btc-100k", "KXFED-CUT"]
+    assert body["markets"][0]["yes_price"] == 0.4 and body["markets"][0]["no_price"] == 0.6
     assert body["venues"] == {"kalshi": 2, "polymarket": 2}
     assert {x["name"] for x in body["sources"]} == {"kalshi", "polymarket"} and body["as_of"]
     assert body["available"] is True and body["sku"] == "prediction_starter_bundle"

@@ -19,6 +19,7 @@ from catalog.services import catalog_seed
 from tests.marketdata import (
     brief_market_write,
     desks_market_write,
+    digests_market_write,
     execution_market_write,
     fee_history_write,
     mev_market_write,
@@ -84,6 +85,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     signals_shop_write()  # candles, one analytics pass: signals, regime, desk signals, intel snapshots
     prediction_graph_write()  # prediction event graph, starter bundle, partner-feed teaser
     brief_market_write()  # calendar (macro gate, calendar risk), movers, news, a prediction move
+    digests_market_write()  # market groups, regulatory, weekly and grant scout digests
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())

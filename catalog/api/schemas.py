@@ -123,6 +123,11 @@ class TeaserOut(Out):
     unavailable_reason: str | None = Field(
         default=None, description="why available is false (not built, switched off, no data yet)"
     )
+    excerpt: dict[str, Any] | None = Field(
+        default=None,
+        description="a cut of the paid product's current content (its first items, text shortened); "
+        "null when it has nothing fresh to deliver or its content depends on the caller",
+    )
     updated_at: str
 
 
@@ -387,7 +392,7 @@ class SpreadSnapshotAcceptedOut(Out):
 class PartnerFeedTeaserOut(TeaserOut):
     """The partner prediction feed's teaser, with a real excerpt of the current markets."""
 
-    excerpt: list[PredictionMarketOut] = Field(
+    markets: list[PredictionMarketOut] = Field(
         description="the most traded open markets across venues now (empty when the feeds have none)"
     )
     venues: dict[str, int] = Field(description="open markets per venue")

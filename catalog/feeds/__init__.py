@@ -14,6 +14,7 @@ def adapters_load() -> None:
         equities,
         exchanges,
         federation,
+        grants,
         kalshi,
         news,
         polymarket,

@@ -20,6 +20,7 @@ from .feeds import (
     TradingModule,
 )
 from .feedstate import FeedState
+from .grants import GrantFeed, GrantProgram
 from .news import NewsItem
 from .ops import DailyCounter, WorkerHeartbeat
 from .prediction import PredictionMarket, PredictionPrice
@@ -40,6 +41,8 @@ __all__ = [
     "FeedState",
     "FundingRate",
     "GasFeeBlock",
+    "GrantFeed",
+    "GrantProgram",
     "IntelSnapshot",
     "Integration",
     "NewsItem",

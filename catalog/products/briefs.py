@@ -212,69 +212,6 @@ def morning_brief(call: ProductCall) -> dict[str, Any]:
     return brief_payload(_brief())
 
 
-@product(
-    sku="grant_scout_desk",
-    path="/intel/grant-scout-desk",
-    headline="Grant scout desk: open grants and programs matched to agent builders",
-    price="0.06",
-    family="intel",
-    rank=20,
-    teaser="grant-scout",
-    teasers=(
-        TeaserSpec(
-            name="grant-scout",
-            title="Grant scout",
-            summary="Open grants and programs for agent builders.",
-            highlights=("deadlines", "amounts", "fit"),
-        ),
-    ),
-    output=EditorialPieceOut,
-    pure=True,
-    available=_has_piece(EditorialPiece.Kind.GRANTS),
-)
-def grant_scout_desk(call: ProductCall) -> dict[str, Any]:
-    return piece_payload(_latest(EditorialPiece.Kind.GRANTS))
-
-
-@product(
-    sku="tech_regulatory_digest",
-    path="/intel/tech-regulatory-digest",
-    headline="Tech regulatory digest: rules and enforcement that move markets",
-    price="0.08",
-    family="intel",
-    rank=21,
-    teaser="tech-regulatory-digest",
-    teasers=(
-        TeaserSpec(
-            name="tech-regulatory-digest",
-            title="Tech regulatory digest",
-            summary="Technology regulation and enforcement that moves markets.",
-            highlights=("rules", "enforcement"),
-        ),
-    ),
-    output=EditorialPieceOut,
-    pure=True,
-    available=_has_piece(EditorialPiece.Kind.REGULATORY),
-)
-def tech_regulatory_digest(call: ProductCall) -> dict[str, Any]:
-    return piece_payload(_latest(EditorialPiece.Kind.REGULATORY))
-
-
-@product(
-    sku="research_weekly_digest",
-    path="/research/weekly-digest",
-    headline="Weekly research digest",
-    price="0.12",
-    family="research",
-    rank=36,
-    output=EditorialPieceOut,
-    pure=True,
-    available=_has_piece(EditorialPiece.Kind.RESEARCH),
-)
-def research_weekly_digest(call: ProductCall) -> dict[str, Any]:
-    return piece_payload(_latest(EditorialPiece.Kind.RESEARCH))
-
-
 # The pro brief: the full brief. Its webhook routing (push each morning) is not built yet.
 @product(
     sku="morning_brief_pro",

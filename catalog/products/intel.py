@@ -1,6 +1,5 @@
 """Market intelligence from the news and markets: the sentiment product (computed from the
-ingested news, catalog/analytics/sentiment.py); the market groups digest (a spec, 503
-uncharged until it is built)."""
+ingested news, catalog/analytics/sentiment.py). The market groups digest is in digests.py."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ from catalog.products.registry import (
     ProductCall,
     ProductFailed,
     ProductSpec,
-    TeaserSpec,
     register,
 )
 
@@ -210,27 +208,5 @@ register(
         params=SentimentParams,
         output=SentimentOut,
         available=_has_recent_news,
-    )
-)
-
-
-register(
-    ProductSpec(
-        sku="market_groups_digest",
-        path="/intel/market-groups-digest",
-        headline="Market groups digest: what each market agent group reported",
-        price="0.08",
-        family="intel",
-        rank=23,
-        session_callable=True,
-        teaser="market-groups-digest",
-        teasers=(
-            TeaserSpec(
-                name="market-groups-digest",
-                title="Market groups digest",
-                summary="What each market agent group reported.",
-                highlights=("per-group headlines",),
-            ),
-        ),
     )
 )

@@ -64,6 +64,10 @@ class TeaserSpec:
     highlights: tuple[str, ...] = ()
     # Where the X-API-Key route of the same content is, when it has one.
     credit_path: str = ""
+    # What of the product's content the teaser shows free (catalog/selectors/teasers.py runs
+    # the product with its default parameters): content -> excerpt. None: the generic cut
+    # (the first items of each list, text shortened; teaser_excerpt).
+    excerpt: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

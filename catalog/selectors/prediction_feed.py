@@ -32,7 +32,7 @@ def partner_feed_teaser(base: str) -> s.PartnerFeedTeaserOut | None:
     as_of, sources = prediction_sources(shown)
     return s.PartnerFeedTeaserOut(
         **row.model_dump(),
-        excerpt=[
+        markets=[
             prediction_market_out(m) for m in shown.order_by(F("volume_usd").desc(nulls_last=True), "id")
         ],
         venues=venues,
