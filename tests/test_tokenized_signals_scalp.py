@@ -90,7 +90,9 @@ def test_oversold_flush_of_a_token_in_a_range_is_a_long_scalp_with_its_market_st
     assert body["tokens_considered"] == 3 and body["skipped"] == []
     (setup,) = body["setups"]
     assert setup["token"] == "PAXG" and setup["symbol"] == "PAXG/USDT" and setup["underlying"] == "XAU"
-    assert setup["kind"] == "mean_reversion" and setup["side"] == "long" and setup["context_regime"] == "range"
+    assert (
+        setup["kind"] == "mean_reversion" and setup["side"] == "long" and setup["context_regime"] == "range"
+    )
     assert setup["rsi_1m"] <= 30 and setup["stop"] < setup["entry"] < setup["target"]
     last = Candle.objects.filter(symbol="PAXG/USDT", timeframe="1m").order_by("-open_time").first()
     assert setup["entry"] == pytest.approx(float(last.close))
