@@ -888,3 +888,34 @@ def digests_market_write() -> None:
             published_at=now - timedelta(days=2),
             observed_at=now,
         )
+
+
+def tokenized_candles_write(*, end: datetime | None = None) -> None:
+    """Candles of the tokens of tokenized_market_write on their bybit listings, ending at their
+    prices: AAPLX/USDT rising (1h and 1m), TSLAX/USDT falling, PAXG/USDT a 1h range whose 1m
+    band flushes 0.6 % into its last bar (an oversold touch of the lower band)."""
+    bars = 200
+    trend_market_write(
+        symbol="AAPLX/USDT",
+        exchange="bybit",
+        shape_1h=rising(204.0 / 1.004 ** (bars - 1)),
+        shape_1m=rising_1m(),
+        end=end,
+    )
+    trend_market_write(
+        symbol="TSLAX/USDT",
+        exchange="bybit",
+        shape_1h=falling(297.0 / 0.996 ** (bars - 1)),
+        shape_1m=falling_1m(),
+        end=end,
+    )
+    candles_write(symbol="PAXG/USDT", exchange="bybit", shape=band(mid=2650.0), bars=bars, end=end)
+    candles_write(
+        symbol="PAXG/USDT",
+        exchange="bybit",
+        timeframe="1m",
+        shape=plunge(band(mid=2650.0, amplitude=0.003, period=30), at=147, depth=0.006),
+        bars=150,
+        noise=0.0005,
+        end=end,
+    )

@@ -179,5 +179,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # SKUs of their own for the intel routes (the interface sells them by X-API-Key only)
         ("GET", "/api/a2a/x402/intel/latest"),
         ("GET", "/api/a2a/x402/intel/history"),
+        # x402 paths of the SKUs added for the X-API-Key routes tokenized/signals and tokenized/scalp
+        ("GET", "/api/a2a/x402/tokenized/signals"),
+        ("GET", "/api/a2a/x402/tokenized/scalp"),
     }
 )

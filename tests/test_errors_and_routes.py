@@ -120,8 +120,9 @@ def test_spread_snapshot_ingest_needs_the_token_and_stores_rows(api, settings):
 def test_marketplace_execute_runs_free_capabilities_and_refuses_paid_without_charge(api):
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "news_catalog"}, format="json")
     assert resp.status_code == 200 and resp.json()["result"]["teaser_only"] is True
+    # Unpaid, a paid capability answers how to pay (tests/test_marketplace_intel_sentiment.py).
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "sentiment"}, format="json")
-    assert resp.status_code == 503 and resp.json()["charged"] is False
+    assert resp.status_code == 402 and resp.json()["accepts"]
     assert api.post("/api/a2a/marketplace/execute", {"capability": "nope"}, format="json").status_code == 422
 
 

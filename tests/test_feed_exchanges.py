@@ -170,8 +170,9 @@ def test_replay_pass_parses_every_venue_through_ccxt(replay):
     assert paxg.change_24h_pct is not None and abs(paxg.change_24h_pct) < 1
     xaut = TokenizedAsset.objects.get(symbol="XAUT")
     assert xaut.venue in ("okx", "bybit") and 2000 < xaut.last_price < 3000
-    # Watchlist-only markets get a ticker, no candles.
-    assert not Candle.objects.filter(symbol="PAXG/USDT").exists()
+    # Watchlist markets get candles too (tokenized signals and scalp read them).
+    assert Candle.objects.filter(symbol="PAXG/USDT", timeframe="1h").exists()
+    assert Candle.objects.filter(symbol="PAXG/USDT", timeframe="1m").exists()
 
 
 def test_a_rerun_updates_in_place(replay, settings):

@@ -27,6 +27,7 @@ from tests.marketdata import (
     prediction_shop_write,
     sentiment_market_write,
     signals_shop_write,
+    tokenized_candles_write,
     tokenized_market_write,
 )
 from tests.test_federation import federation_data
@@ -77,6 +78,7 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     TelemetryNode.objects.create(node_id="n2", region="us", country="US", latency_ms=None, online=False)
     federation_data(prices=False)
     tokenized_market_write()  # tokenized_premium, tokenized_session_desk
+    tokenized_candles_write()  # tokenized_signals, tokenized_scalp
     fee_history_write(), mev_market_write()  # mev_exec_hint_pack
     sentiment_market_write()
     desks_market_write()  # grid range desk, broker scalp desk, risk decision pack (BTC/USDT)

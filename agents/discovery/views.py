@@ -4,6 +4,7 @@ pack's SKILL.md (plain text) and the marketplace's execute."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -11,13 +12,18 @@ from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import NotFound, ProductUnavailable
+from a2a_service.core.errors import NotFound
 from a2a_service.core.inputs import parse_body
-from a2a_service.core.schemas import ErrorOut, HTTPValidationError, ProductUnavailableOut
+from a2a_service.core.schemas import ErrorOut, HTTPValidationError, PaymentRequiredOut, ProductUnavailableOut
 from a2a_service.core.views import ApiView, base_url, ok
 from agents.discovery import schemas as s
 from agents.discovery.documents import pack_skill_md
 from agents.discovery.marketplace import MARKETPLACE_CAPABILITIES
+from billing.api.auth import api_key_account
+from billing.api.views import credit_serve, paid_response, payment_required
+from billing.paid_call import paid_call, paid_offer
+from billing.rails.x402 import x402_challenge, x402_payment
+from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from catalog.api.bodies import MarketplaceExecuteBody
 from catalog.selectors import market, telemetry
 
@@ -55,11 +61,17 @@ class MarketplaceExecuteView(ApiView):
     @extend_schema(
         tags=["marketplace"],
         summary="Execute a marketplace capability",
-        description="Free capabilities run directly. Paid capabilities are paid through the listing marketplace "
-        "or by the direct x402 path of their SKU; 503 when that product is not available here.",
+        description="Free capabilities run directly. A paid capability runs its SKU's product, paid like the "
+        "SKU's own routes: X-API-Key (credits) or an x402 proof on this request; unpaid, 402 with the "
+        "challenge and the other ways to pay; 503 uncharged when the product has nothing fresh to sell.",
         operation_id="marketplace_execute",
         request=MarketplaceExecuteBody,
-        responses={200: s.MarketplaceExecuteOut, 422: HTTPValidationError, 503: ProductUnavailableOut},
+        responses={
+            200: s.MarketplaceExecuteOut,
+            402: PaymentRequiredOut,
+            422: HTTPValidationError,
+            503: ProductUnavailableOut,
+        },
     )
     def post(self, request: Request) -> Response:
         body = parse_body(request, MarketplaceExecuteBody)
@@ -68,8 +80,37 @@ class MarketplaceExecuteView(ApiView):
             result = free(base_url(request)).model_dump(mode="json", by_alias=True)
             return ok(s.MarketplaceExecuteOut(capability=body.capability, result=result))
         sku = MARKETPLACE_CAPABILITIES[body.capability]
-        raise ProductUnavailable(
-            f"capability {body.capability} is paid: buy it on {sku} through x402; marketplace-paid execution "
-            "is not available on this deployment",
-            extra={"sku": sku, "charged": False},
-        )
+        assert sku is not None  # a capability is free or sold by a SKU
+        return marketplace_paid(request, capability=body.capability, sku=sku, params=body.params)
+
+
+def marketplace_paid(request: Request, *, capability: str, sku: str, params: dict[str, Any]) -> Response:
+    """A paid capability runs its product through the one paid-call service, like the SKU's
+    own routes: X-API-Key debits credits, an x402 proof settles; without either, 402 with the
+    challenge and the other ways to pay. The product's content is the result."""
+    base = base_url(request)
+    offer = paid_offer(product=sku, params=params, base_url=base, params_in="body")
+    raw = proof_header(request)
+    if raw is None and request.headers.get("X-API-Key"):
+        paid = credit_serve(request=request, account=api_key_account(request), offer=offer)
+    else:
+        resource_url = request.build_absolute_uri()
+        challenge = x402_challenge(offer, resource_url=resource_url)
+        if raw is None:
+            return payment_required(
+                challenge,
+                base,
+                "payment_required",
+                f"capability {capability} runs {sku}: it costs {challenge.price_atomic} atomic USDC; pay it "
+                f"and retry (or buy it directly at {base}{offer.product.full_path})",
+            )
+        try:
+            rail = x402_payment(payload=proof_decode(raw), offer=offer, resource_url=resource_url)
+            paid = paid_response(paid_call(product=offer, payment=rail))
+        except PaymentRejected as exc:
+            return payment_required(exc.challenge or challenge, base, exc.reason, exc.message)
+    if paid.status_code != 200:
+        return paid
+    headers = {k: v for k, v in paid.items() if k.lower() != "content-type"}
+    out = s.MarketplaceExecuteOut(capability=capability, result=paid.data)
+    return Response(out.model_dump(mode="json", by_alias=True), headers=headers)

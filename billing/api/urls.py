@@ -20,8 +20,6 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 # (ProductSpec.credit_routes) instead, and moves there when the product is built.
 # (method, path, operation id, summary, tag, query, body[, deprecated])
 PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
-    ("GET", "api/a2a/tokenized/signals", "tokenized_signals", "Tokenized asset signals", M, None, None),
-    ("GET", "api/a2a/tokenized/scalp", "tokenized_scalp", "Tokenized scalp setups", M, None, None),
     ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
     (
         "POST",

@@ -22,6 +22,7 @@ from catalog.analytics.sentiment import (
     scored_news,
     sentiment_by_asset,
 )
+from catalog.intel import intel_sentiment_register
 from catalog.products.registry import (
     CreditRoute,
     ProductCall,
@@ -210,3 +211,28 @@ register(
         available=_has_recent_news,
     )
 )
+
+
+# --- the intel snapshots' sentiment section ---------------------------------------------------------
+# A snapshot is a digest: the most covered assets are enough (the sentiment product has them all).
+INTEL_SENTIMENT_ASSETS = 10
+
+
+def intel_sentiment(now: datetime) -> list[dict[str, Any]]:
+    """The sentiment of the assets in the news of the sentiment window, for an intel snapshot:
+    [{asset, score, label, items}], the most covered first (empty when no news names an asset)."""
+    assets = sentiment_by_asset(
+        scored_news(since=now - SENTIMENT_WINDOW, now=now),
+        now=now,
+        half_life=timedelta(hours=settings.SENTIMENT_HALF_LIFE_HOURS),
+        drivers=0,
+    )
+    return [
+        {"asset": a.asset, "score": round(a.score, 4), "label": a.label, "items": a.items}
+        for a in assets[:INTEL_SENTIMENT_ASSETS]
+    ]
+
+
+# Registered where catalog.products loads (CatalogConfig.ready): every snapshot computed from
+# then on carries the sentiment section.
+intel_sentiment_register(intel_sentiment)

@@ -338,7 +338,9 @@ def _has_fresh_scalp_data() -> tuple[bool, str]:
     return True, ""
 
 
-def _context(symbol: str, exchange: str, s1m: Series, now: datetime) -> tuple[Regime, str, Series | None]:
+def scalp_context(
+    symbol: str, exchange: str, s1m: Series, now: datetime
+) -> tuple[Regime, str, Series | None]:
     """The 1h regime (the venue's candles, else any venue's), or the 1m regime when 1h is
     unknown or stale; with the 1h series used, if any."""
     s1h = ohlcv(symbol, "1h", exchange=exchange) or ohlcv(symbol, "1h")
@@ -347,6 +349,39 @@ def _context(symbol: str, exchange: str, s1m: Series, now: datetime) -> tuple[Re
         if regime.label != "unknown":
             return regime, "1h", s1h
     return regime_classify(s1m), "1m", None
+
+
+def setup_payload(
+    *,
+    symbol: str,
+    exchange: str,
+    found: desks.ScalpSetup,
+    regime: Regime,
+    context_timeframe: str,
+    volume_24h_usd: float,
+) -> dict[str, Any]:
+    """One setup as ScalpSetupOut (the tokenized scalp desk reads the same fields)."""
+    return {
+        "symbol": symbol,
+        "exchange": exchange,
+        "kind": found.kind,
+        "side": found.side,
+        "entry": found.entry,
+        "stop": found.stop,
+        "target": found.target,
+        "risk_reward": found.risk_reward,
+        "horizon_minutes": found.horizon_minutes,
+        "target_bps": found.target_bps,
+        "spread_bps": found.spread_bps,
+        "spread_share_pct": found.spread_share * 100,
+        "fees_round_trip_bps": found.fees_bps,
+        "net_target_bps": found.net_target_bps,
+        "rsi_1m": found.rsi,
+        "context_regime": regime.label,
+        "context_timeframe": context_timeframe,
+        "volume_24h_usd": volume_24h_usd,
+        "why": found.why,
+    }
 
 
 def broker_scalp_desk(call: ProductCall) -> dict[str, Any]:
@@ -380,7 +415,7 @@ def broker_scalp_desk(call: ProductCall) -> dict[str, Any]:
             continue
         fresh_1m += 1
         prov.add(source=s1m.source, venue=s1m.exchange, replay=s1m.replay, as_of=s1m.last_at, items=len(s1m))
-        regime, context_tf, s1h = _context(symbol, s1m.exchange, s1m, now)
+        regime, context_tf, s1h = scalp_context(symbol, s1m.exchange, s1m, now)
         if s1h is not None:
             prov.add(
                 source=s1h.source, venue=s1h.exchange, replay=s1h.replay, as_of=s1h.last_at, items=len(s1h)
@@ -404,27 +439,14 @@ def broker_scalp_desk(call: ProductCall) -> dict[str, Any]:
             )
             continue
         setups.append(
-            {
-                "symbol": symbol,
-                "exchange": s1m.exchange,
-                "kind": found.kind,
-                "side": found.side,
-                "entry": found.entry,
-                "stop": found.stop,
-                "target": found.target,
-                "risk_reward": found.risk_reward,
-                "horizon_minutes": found.horizon_minutes,
-                "target_bps": found.target_bps,
-                "spread_bps": found.spread_bps,
-                "spread_share_pct": found.spread_share * 100,
-                "fees_round_trip_bps": found.fees_bps,
-                "net_target_bps": found.net_target_bps,
-                "rsi_1m": found.rsi,
-                "context_regime": regime.label,
-                "context_timeframe": context_tf,
-                "volume_24h_usd": float(market.volume_24h_usd or 0),
-                "why": found.why,
-            }
+            setup_payload(
+                symbol=symbol,
+                exchange=s1m.exchange,
+                found=found,
+                regime=regime,
+                context_timeframe=context_tf,
+                volume_24h_usd=float(market.volume_24h_usd or 0),
+            )
         )
     if not fresh_1m:
         raise ProductFailed("no fresh 1m candles of the liquid pairs; nothing was charged")

@@ -130,9 +130,9 @@ def venue_pass(
     recorded_now: datetime | None = None
     if exchange.has.get("fetchOHLCV"):
         limits = {tf: n for tf, n in candle_limits().items() if tf in (exchange.timeframes or {})}
-        for want, symbol in spots.items():
-            if want not in wanted:
-                continue  # watchlist-only markets: the ticker is enough
+        # Every market, the tokenized watchlist's too: tokenized signals and scalp score the
+        # tokens' own candles.
+        for symbol in spots.values():
             for timeframe, limit in limits.items():
                 fetch = (
                     limit
