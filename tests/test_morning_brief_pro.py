@@ -125,7 +125,9 @@ def test_the_pro_brief_sells_the_brief_and_pushes_each_new_one_once_to_its_buyer
     ends = sorted(PushEntitlement.objects.filter(account=buyer).values_list("expires_at", flat=True))
     assert ends[1] - ends[0] == timedelta(days=30)
     PushEntitlement.objects.filter(account=buyer).update(expires_at=timezone.now() - timedelta(seconds=1))
-    EditorialPiece.objects.create(kind=BRIEF, title="Late", summary="s", body="b", published_at=timezone.now())
+    EditorialPiece.objects.create(
+        kind=BRIEF, title="Late", summary="s", body="b", published_at=timezone.now()
+    )
     assert len(brief_deliveries(sub["id"])) == 2
 
 

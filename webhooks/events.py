@@ -88,7 +88,9 @@ class MorningBrief(BaseModel):
     brief_date: str | None = Field(description="the UTC day a composed brief is for (None: written by staff)")
     title: str
     summary: str
-    sections: list[MorningBriefSection] = Field(description="the composed lines (empty for a staff-written brief)")
+    sections: list[MorningBriefSection] = Field(
+        description="the composed lines (empty for a staff-written brief)"
+    )
     body: str = Field(description="the brief in full (markdown)")
     published_at: str | None
     as_of: str | None = Field(description="the composition time (a staff-written brief: its last edit)")
