@@ -69,6 +69,34 @@ class RiskExitAlert(BaseModel):
     at: str
 
 
+class MorningBriefLine(BaseModel):
+    text: str
+    source: str = Field(description="the line's source: the item's URL, else the API path that sells it")
+
+
+class MorningBriefSection(BaseModel):
+    name: str = Field(description="regime, movers, news, calendar or predictions")
+    title: str
+    lines: list[MorningBriefLine]
+
+
+class MorningBrief(BaseModel):
+    """The published morning brief, pushed to the buyers of /x402/morning-brief/pro for their
+    period (MORNING_BRIEF_PRO_DAYS), once per brief."""
+
+    brief_id: int
+    brief_date: str | None = Field(description="the UTC day a composed brief is for (None: written by staff)")
+    title: str
+    summary: str
+    sections: list[MorningBriefSection] = Field(
+        description="the composed lines (empty for a staff-written brief)"
+    )
+    body: str = Field(description="the brief in full (markdown)")
+    published_at: str | None
+    as_of: str | None = Field(description="the composition time (a staff-written brief: its last edit)")
+    replay: bool = Field(description="true: composed from the local replay's recorded data")
+
+
 class TestEvent(BaseModel):
     message: str
     subscription_id: int
@@ -81,6 +109,7 @@ EVENT_SCHEMAS: dict[str, type[BaseModel]] = {
     "prediction_alert": PredictionAlert,
     "pair_arb_alert": PairArbAlert,
     "risk_exit_alert": RiskExitAlert,
+    "morning_brief": MorningBrief,
     "test": TestEvent,
 }
 # Per delivered event, in atomic USDC, when no signal desk pack covers the account (staff
@@ -91,7 +120,14 @@ DEFAULT_EVENT_PRICES = {
     "prediction_alert": 10_000,
     "pair_arb_alert": 10_000,
     "risk_exit_alert": 10_000,
+    # Never charged: only accounts entitled by the pro brief receive it (ENTITLED_ONLY_KINDS).
+    "morning_brief": 0,
 }
+# Kinds delivered only to accounts whose push entitlement lists them by name; never sold per
+# event nor covered by the signal desk pack (an entitlement for every kind). morning_brief is
+# the pro brief's content (0.15 for MORNING_BRIEF_PRO_DAYS): a per-event price or the pack
+# would give the product away to any subscriber.
+ENTITLED_ONLY_KINDS = frozenset({"morning_brief"})
 
 
 def attestation_signer() -> str:

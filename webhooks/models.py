@@ -120,3 +120,17 @@ class PushEntitlement(models.Model):
 
     def covers(self, kind: str) -> bool:
         return not self.kinds or kind in self.kinds
+
+
+class MorningBriefPush(models.Model):
+    """A published morning brief pushed as a morning_brief event: one row per brief, so a
+    re-save of the brief (staff edits, a recomposition) pushes it no second time."""
+
+    piece = models.OneToOneField(
+        "catalog.EditorialPiece", on_delete=models.CASCADE, related_name="webhook_push"
+    )
+    event = models.ForeignKey(WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL)
+    pushed_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"brief {self.piece_id} pushed {self.pushed_at:%Y-%m-%d %H:%M}"

@@ -1,6 +1,6 @@
 """Push products: the signal desk pack (turns webhook push on for the buyer's account), the
-prediction alert subscription pack (the same for prediction_alert only) and the outcome-pricing
-catalog."""
+prediction alert subscription pack (the same for prediction_alert only), the pro morning brief
+(the full brief, and morning_brief push for a period) and the outcome-pricing catalog."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.money import usdc_from_atomic
 from billing.models import Account
+from catalog.products.briefs import MorningBriefFullOut, brief_available, brief_latest, brief_payload
 from catalog.products.registry import ProductCall, ProductFailed, product
 from webhooks.models import EventPrice, PushEntitlement, WebhookSubscription
 
@@ -141,6 +142,68 @@ def prediction_alert_subscription_pack(call: ProductCall) -> dict[str, Any]:
         "subscribed": subscribed,
         "register_webhook": call.base_url + "/api/a2a/account/webhooks/register",
         "events_catalog": call.base_url + "/api/a2a/webhooks/events",
+    }
+
+
+class MorningBriefPushOut(BaseModel):
+    account: str = Field(description="the wallet whose webhooks receive the push")
+    events: list[str] = Field(description="the event kinds this purchase covers")
+    expires_at: str = Field(
+        description="each new brief is pushed until this time (a second purchase extends it)"
+    )
+    days: int = Field(description="the period one purchase adds")
+    subscribed: bool = Field(
+        description="whether the account has an active webhook subscribed to morning_brief"
+    )
+    register_webhook: str
+
+
+class MorningBriefProOut(MorningBriefFullOut):
+    push: MorningBriefPushOut
+
+
+def _brief_pro_ready(call: ProductCall) -> None:
+    """Before any payment: the push needs a credit account to hold it, and the brief it sells
+    must exist (bought by x402, an effect runs only after the payment is final)."""
+    _account(call)
+    brief_latest()
+
+
+# The full brief (catalog/products/briefs.py's payload), plus the buyer's morning_brief push
+# entitlement: an effect, created once paid. Each brief published during the period is pushed
+# once to the account's webhooks subscribed to morning_brief (webhooks/signals.py).
+@product(
+    sku="morning_brief_pro",
+    path="/morning-brief/pro",
+    headline="Morning brief pro, with webhook routing",
+    price="0.15",
+    family="brief",
+    rank=41,
+    teaser="morning-brief",
+    output=MorningBriefProOut,
+    effects=True,
+    ready=_brief_pro_ready,
+    available=brief_available,
+)
+def morning_brief_pro(call: ProductCall) -> dict[str, Any]:
+    account = _account(call)
+    content = brief_payload(brief_latest())
+    kinds = ["morning_brief"]
+    entitlement = _entitlement_extend(account=account, kinds=kinds, days=settings.MORNING_BRIEF_PRO_DAYS)
+    subscribed = any(
+        "morning_brief" in (sub.events or [])
+        for sub in WebhookSubscription.objects.filter(account=account, is_active=True)
+    )
+    return {
+        **content,
+        "push": {
+            "account": account.wallet_address,
+            "events": kinds,
+            "expires_at": entitlement.expires_at.isoformat(),
+            "days": settings.MORNING_BRIEF_PRO_DAYS,
+            "subscribed": subscribed,
+            "register_webhook": call.base_url + "/api/a2a/account/webhooks/register",
+        },
     }
 
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from a2a_service.core.http import TargetRefused, checked_addresses, outbound_request
-from webhooks.events import DEFAULT_EVENT_PRICES
+from webhooks.events import DEFAULT_EVENT_PRICES, ENTITLED_ONLY_KINDS
 from webhooks.models import DeliveryAttempt, EventPrice, WebhookDelivery, WebhookEvent, WebhookSubscription
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,8 @@ def event_publish(
     deliveries are queued only once it commits, and the sweeper finds any that were not.
 
     An account with an active pack covering the kind (a signal desk pack covers every kind) gets
-    the event as part of the pack. Any other
+    the event as part of the pack. A kind in ENTITLED_ONLY_KINDS (morning_brief) goes only to
+    accounts whose entitlement names it. Any other
     account pays the kind's outcome price from its credits now; without enough credit the
     delivery is recorded as skipped and never sent."""
     from billing.credits import InsufficientCredit, credit_debit
@@ -92,12 +93,14 @@ def event_publish(
         entitled = {
             e.account_id
             for e in PushEntitlement.objects.filter(expires_at__gt=timezone.now()).only("account_id", "kinds")
-            if e.covers(kind)
+            if (kind in e.kinds if kind in ENTITLED_ONLY_KINDS else e.covers(kind))
         }
         ids = []
         for sub in targets:
             if kind != "test" and kind not in sub.events:
                 continue
+            if kind in ENTITLED_ONLY_KINDS and sub.account_id not in entitled:
+                continue  # sold only as a product's entitlement (webhooks/events.py)
             charged, state, error = 0, WebhookDelivery.State.PENDING, ""
             if price and sub.account_id not in entitled:
                 try:

@@ -6,15 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from django.utils import timezone
 
 from a2a_service.core.formats import iso
-from catalog.models import DeskSignal, PredictionMarket, PredictionMatch, RegimeSnapshot, SpreadSnapshot
+from catalog.models import (
+    DeskSignal,
+    EditorialPiece,
+    PredictionMarket,
+    PredictionMatch,
+    RegimeSnapshot,
+    SpreadSnapshot,
+)
+from catalog.products.briefs import BRIEF_MAX_AGE, brief_payload
 from catalog.signals import spreads_ingested
 from webhooks.events import regime_attestation
+from webhooks.models import MorningBriefPush
 from webhooks.services import event_publish
 
 
@@ -183,3 +193,62 @@ def prediction_diverged(sender: type, instance: PredictionMatch, **kwargs: Any) 
             "confidence": instance.confidence,
         },
     )
+
+
+def _brief_pushable(piece: EditorialPiece) -> bool:
+    """This morning's published brief: a draft, one scheduled for later (the sweep pushes it
+    then) or an old one staff re-publish is not pushed as this morning's."""
+    now = timezone.now()
+    return (
+        piece.kind == EditorialPiece.Kind.MORNING_BRIEF
+        and piece.published_at is not None
+        and piece.published_at <= now
+        and now - (piece.composed_at or piece.published_at) <= BRIEF_MAX_AGE
+    )
+
+
+def morning_brief_push(piece: EditorialPiece) -> bool:
+    """Push a published brief once (the MorningBriefPush row is the record) as a morning_brief
+    event; event_publish delivers that kind only to the accounts whose entitlement names it
+    (bought with /x402/morning-brief/pro), free of per-event charge. True if it pushed now."""
+    if not _brief_pushable(piece):
+        return False
+    with transaction.atomic():
+        record, created = MorningBriefPush.objects.get_or_create(piece=piece)
+        if not created:
+            return False
+        full = brief_payload(piece)
+        record.event = event_publish(
+            kind="morning_brief",
+            payload={
+                "brief_id": piece.id,
+                "brief_date": full["brief_date"],
+                "title": full["title"],
+                "summary": full["summary"],
+                "sections": full["sections"],
+                "body": full["body"],
+                "published_at": iso(piece.published_at),
+                "as_of": full["as_of"],
+                "replay": full["replay"],
+            },
+        )
+        record.save(update_fields=["event"])
+    return True
+
+
+@receiver(post_save, sender=EditorialPiece)
+def brief_published(sender: type, instance: EditorialPiece, **kwargs: Any) -> None:
+    """The composer (catalog/briefs.py brief_compose) or staff saving a published brief."""
+    morning_brief_push(instance)
+
+
+def morning_brief_push_due() -> int:
+    """Briefs published after they were saved (a publication delay, the admin's bulk "Publish
+    now"): run by beat (push-morning-brief). Returns how many it pushed."""
+    since = timezone.now() - BRIEF_MAX_AGE
+    due = (
+        EditorialPiece.objects.published()
+        .filter(kind=EditorialPiece.Kind.MORNING_BRIEF, webhook_push__isnull=True, published_at__gte=since)
+        .order_by("published_at")
+    )
+    return sum(morning_brief_push(piece) for piece in due)

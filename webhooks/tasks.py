@@ -14,3 +14,10 @@ def deliver(delivery_id: int) -> str:
 @shared_task(ignore_result=True)
 def sweep_deliveries() -> int:
     return deliveries_sweep()
+
+
+@shared_task(ignore_result=True)
+def push_morning_brief() -> int:
+    from webhooks.signals import morning_brief_push_due
+
+    return morning_brief_push_due()

@@ -476,6 +476,8 @@ ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
 SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
 # How long a prediction alert subscription pack turns prediction_alert push on.
 PREDICTION_ALERT_PACK_DAYS = env.int("PREDICTION_ALERT_PACK_DAYS", default=30)
+# How long buying the pro morning brief turns morning_brief push on for the buyer's webhooks.
+MORNING_BRIEF_PRO_DAYS = env.int("MORNING_BRIEF_PRO_DAYS", default=30)
 # --- signals, regime, track record (catalog/analytics/signals.py, catalog/intel.py) ------------
 # Stop and target of a signal, in ATRs of its 1h bars from the entry; how many 1h bars it holds.
 SIGNAL_STOP_ATR = env.float("SIGNAL_STOP_ATR", default=1.5)
@@ -528,6 +530,9 @@ CELERY_BEAT_SCHEDULE["compose-morning-brief"] = {
     "task": "briefs.compose",
     "schedule": crontab(minute=0, hour=MORNING_BRIEF_HOUR_UTC),
 }
+# A brief published later than it was saved (the delay above, the admin's "Publish now" bulk
+# action, which sends no post_save) is pushed to the pro brief's buyers by this sweep.
+CELERY_BEAT_SCHEDULE["push-morning-brief"] = {"task": "webhooks.tasks.push_morning_brief", "schedule": 60.0}
 
 # Largest `limit` accepted on catalog lists (the interface leaves the maximum to us).
 CATALOG_LIMIT_MAX = 200

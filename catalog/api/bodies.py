@@ -9,7 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 EvmAddress = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="EVM address, 0x + 40 hex")]
 WebhookEvent = Literal[
-    "copy_signal", "regime_attestation", "prediction_alert", "pair_arb_alert", "risk_exit_alert", "test"
+    "copy_signal",
+    "regime_attestation",
+    "prediction_alert",
+    "pair_arb_alert",
+    "risk_exit_alert",
+    "morning_brief",  # delivered only with the pro brief's entitlement (webhooks/events.py)
+    "test",
 ]
 MarketplaceCapability = Literal[
     "telemetry_status",

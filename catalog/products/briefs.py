@@ -103,7 +103,8 @@ class MorningBriefPromoOut(MorningBriefFullOut):
     promo: bool = Field(description="true: the shorter cut sold at the promotional price")
 
 
-def _brief() -> EditorialPiece:
+def brief_latest() -> EditorialPiece:
+    """The newest published brief young enough to sell as this morning's; else ProductFailed."""
     piece = _latest(BRIEF)
     stamp = piece.composed_at or piece.published_at or piece.updated_at
     if timezone.now() - stamp > BRIEF_MAX_AGE:
@@ -118,7 +119,7 @@ def brief_available() -> tuple[bool, str]:
     if not ok:
         return ok, reason
     try:
-        _brief()
+        brief_latest()
     except ProductFailed as exc:
         return False, str(exc)
     return True, ""
@@ -181,7 +182,7 @@ def brief_payload(piece: EditorialPiece, *, lines: int | None = None) -> dict[st
     available=brief_available,
 )
 def morning_brief_promo(call: ProductCall) -> dict[str, Any]:
-    return {**brief_payload(_brief(), lines=PROMO_LINES), "promo": True}
+    return {**brief_payload(brief_latest(), lines=PROMO_LINES), "promo": True}
 
 
 @product(
@@ -209,21 +210,9 @@ def morning_brief_promo(call: ProductCall) -> dict[str, Any]:
     available=brief_available,
 )
 def morning_brief(call: ProductCall) -> dict[str, Any]:
-    return brief_payload(_brief())
+    return brief_payload(brief_latest())
 
 
-# The pro brief: the full brief. Its webhook routing (push each morning) is not built yet.
-@product(
-    sku="morning_brief_pro",
-    path="/morning-brief/pro",
-    headline="Morning brief pro, with webhook routing",
-    price="0.15",
-    family="brief",
-    rank=41,
-    teaser="morning-brief",
-    output=MorningBriefFullOut,
-    pure=True,
-    available=brief_available,
-)
-def morning_brief_pro(call: ProductCall) -> dict[str, Any]:
-    return brief_payload(_brief())
+# The pro brief (morning_brief_pro, /morning-brief/pro): the full brief and, for the buyer's
+# webhooks, the morning_brief push for a period. The push entitlement is an effect, so its spec
+# lives with the effect in webhooks/products.py (catalog never imports webhooks).
