@@ -313,33 +313,6 @@ class RoadmapOut(Out):
     count: int
 
 
-class Erc8004RegistryOut(Out):
-    standard: str
-    chain: str
-    chain_id: int
-    identity_registry: str | None
-    agent_id: str | None
-    registered: bool
-    agent_card: str
-    agent_wallet: str
-
-
-class Erc8004EndpointOut(Out):
-    name: str
-    endpoint: str
-    version: str | None = None
-
-
-class Erc8004AgentCardOut(Out):
-    type: str
-    name: str
-    description: str
-    image: str
-    endpoints: list[Erc8004EndpointOut]
-    registrations: list[dict[str, Any]]
-    supportedTrust: list[str]
-
-
 class HeroPackOut(Out):
     hero_skus: list[SkuOut]
     promo: SkuOut | None
