@@ -320,6 +320,13 @@ ERC8004_REGISTRY_RPC_URL = env("ERC8004_REGISTRY_RPC_URL", default=CHAIN_RPC_URL
 # anvil: its development account #0.
 ERC8004_SIGNER_PRIVATE_KEY = env("ERC8004_SIGNER_PRIVATE_KEY", default="")
 ERC8004_IMAGE_URL = env("ERC8004_IMAGE_URL", default="")
+# Agent status (agents/discovery/status.py), measured from the agents' recorded answers
+# (AgentInteraction) in the last AGENT_STATUS_WINDOW_MINUTES: no answer -> idle; an error rate
+# (5xx / answers) at or above AGENT_STATUS_DEGRADED_ERROR_RATE or a median latency at or above
+# AGENT_STATUS_DEGRADED_LATENCY_MS -> degraded; otherwise online; disabled in the admin -> disabled.
+AGENT_STATUS_WINDOW_MINUTES = env.int("AGENT_STATUS_WINDOW_MINUTES", default=60)
+AGENT_STATUS_DEGRADED_ERROR_RATE = env.float("AGENT_STATUS_DEGRADED_ERROR_RATE", default=0.2)
+AGENT_STATUS_DEGRADED_LATENCY_MS = env.int("AGENT_STATUS_DEGRADED_LATENCY_MS", default=5000)
 OUTBOUND_HTTP_TIMEOUT_SECONDS = env.float("OUTBOUND_HTTP_TIMEOUT_SECONDS", default=5.0)
 
 # --- webhooks -----------------------------------------------------------------------------
