@@ -68,9 +68,9 @@ def test_registration_files_are_registration_v1(api):
         }, path
         assert doc.x402Support is True and doc.active is True and doc.registrations == [], path
         assert doc.supportedTrust == ["reputation"] and doc.name and doc.description, path
-    if path == "/api/a2a/registry/erc8004":
-        assert body["registered"] is False and body["agent_id"] is None
-        assert body["registration_file"] == "http://testserver/.well-known/agent-registration.json"
+    discovery = api.get("/api/a2a/registry/erc8004").json()
+    assert discovery["registered"] is False and discovery["agent_id"] is None
+    assert discovery["registration_file"] == "http://testserver/.well-known/agent-registration.json"
 
 
 def test_the_file_is_exactly_registration_v1_without_extras(api):
@@ -161,3 +161,39 @@ def test_register_refuses_a_foreign_chain_without_a_registry(settings, chain):
     with pytest.raises(CommandError, match="no contract at ERC8004_REGISTRY_ADDRESS"):
         call_command("erc8004_register", "--base-url", "http://testserver", stdout=StringIO())
     assert Erc8004Registration.objects.count() == 0
+
+
+def test_staff_read_the_registration_and_the_answers_in_the_admin(client, chain, settings):
+    from django.contrib.auth import get_user_model
+
+    from agents.services import agent_interaction_record
+
+    settings.ERC8004_REGISTRY_RPC_URL = chain.url
+    settings.ERC8004_REGISTRY_CHAIN_ID = 8453
+    settings.ERC8004_REGISTRY_ADDRESS = ""
+    call_command("erc8004_register", "--base-url", "https://agents.example", stdout=StringIO())
+    agent_interaction_record(
+        agent="news", surface="chat", status_code=200, latency_ms=12, skill="news-catalog"
+    )
+    client.force_login(get_user_model().objects.create_superuser("staff", "s@example.com", "pw-not-used"))
+    page = client.get("/admin/agents/erc8004registration/")
+    row = Erc8004Registration.objects.get()
+    assert page.status_code == 200 and row.registry_address in page.content.decode()
+    assert client.get(f"/admin/agents/erc8004registration/{row.pk}/change/").status_code == 200
+    page = client.get("/admin/agents/agentinteraction/")
+    assert page.status_code == 200 and "news-catalog" in page.content.decode()
+
+
+def test_local_stack_start_logs_a_failed_registration_and_goes_on(capsys):
+    import os
+
+    from a2a_service.devstack import erc8004_registered
+    from billing.chain.localchain import free_port
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "a2a_service.settings.test",
+        "ERC8004_REGISTRY_RPC_URL": f"http://127.0.0.1:{free_port()}",  # nothing listens
+    }
+    erc8004_registered(env, "8000")
+    assert "erc8004_register failed (the stack runs without it)" in capsys.readouterr().out
