@@ -8,10 +8,10 @@ from __future__ import annotations
 from a2a.compat.v0_3.conversions import to_compat_agent_card
 from a2a.types import AgentCard
 from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
-from google.protobuf.json_format import ParseDict
 
 from agents.a2a import schemas as s
 from agents.a2a.extension import X402_EXTENSION_DESCRIPTION, X402_EXTENSION_URI
+from agents.a2a.proto import from_json
 from agents.a2a.skills import skills_all
 from agents.discovery.identity import POSITIONING, SERVICE_NAME, SERVICE_VERSION
 from catalog.selectors.payment import absolute
@@ -79,7 +79,7 @@ def agent_card_v1(base: str) -> s.AgentCardV1Out:
 
 def agent_card_proto(base: str) -> AgentCard:
     """The 1.0 card as a2a-sdk reads it (strict: an unknown field or a wrong type raises)."""
-    return ParseDict(agent_card_v1(base).model_dump(mode="json", by_alias=True), AgentCard())
+    return from_json(agent_card_v1(base).model_dump(mode="json", by_alias=True), AgentCard())
 
 
 def agent_card_v03(base: str) -> s.AgentCardV03Out:

@@ -21,7 +21,6 @@ from urllib.parse import urlencode
 from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, UnsupportedOperationError
 from django.conf import settings
-from google.protobuf.json_format import MessageToDict
 from rest_framework.request import Request
 from x402.schemas import PaymentRequired, SettleResponse
 
@@ -29,6 +28,7 @@ from a2a_service.core.errors import ApiError, NotFound, ProductUnavailable, Requ
 from a2a_service.core.errors import PaymentRequired as CreditTooLow
 from a2a_service.core.money import usdc_from_atomic
 from agents.a2a import extension as x
+from agents.a2a.proto import to_json
 from agents.a2a.skills import Asked, asked_skill, is_free, plain_json, skills_all
 from agents.a2a.store import a2a_task_claim, a2a_task_create, a2a_task_save
 from agents.discovery.views import FREE_CAPABILITIES
@@ -77,7 +77,7 @@ def _text_message(task: A2aTask, text: str, metadata: dict[str, Any] | None = No
 
 
 def _user_message(message: Message, task: A2aTask) -> dict[str, Any]:
-    stored = plain_json(MessageToDict(message))
+    stored = plain_json(to_json(message))
     stored.update({"taskId": str(task.id), "contextId": task.context_id})
     return stored
 
@@ -174,7 +174,7 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
         raise UnsupportedOperationError(
             f"task {task.id} is {task.state}: it takes no more messages; start a new task for a new call"
         )
-    metadata = plain_json(MessageToDict(message.metadata)) if message.HasField("metadata") else {}
+    metadata = plain_json(to_json(message.metadata)) if message.HasField("metadata") else {}
     status = metadata.get(x.STATUS)
     user = [_user_message(message, task)]
     if status == x.PAYMENT_REJECTED:
@@ -411,7 +411,7 @@ def _pay_x402(
         description=offer.sku.headline if offer.sku else task.skill,
         metadata={x.STATUS: x.PAYMENT_COMPLETED, x.RECEIPTS: receipts},
         task_metadata={x.RECEIPTS: receipts},
-        payer=receipt.settlement.payer or "",
+        payer=(receipt.settlement.payer or "").lower(),
     )
 
 

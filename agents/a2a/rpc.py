@@ -34,7 +34,6 @@ from a2a.utils.errors import (
 )
 from a2a.utils.proto_utils import validate_proto_required_fields
 from django.conf import settings
-from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from pydantic import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -44,6 +43,7 @@ from a2a_service.core.parsers import JsonTooDeep, JsonTooLarge, json_loads_bound
 from a2a_service.core.views import base_url
 from agents.a2a import flows
 from agents.a2a.extension import ACTIVATION_HEADERS, X402_EXTENSION_URI
+from agents.a2a.proto import ParseError, from_json, to_json
 from agents.a2a.skills import plain_json
 from agents.a2a.store import a2a_task_get
 from agents.models import A2aTask
@@ -203,9 +203,9 @@ def _call(ctx: flows.Ctx, version: str, action: str, params: dict[str, Any]) -> 
         outcome = flows.send_message(ctx, message, task=task)
         if isinstance(outcome, A2aTask):
             return _task_out(task_proto(outcome), version, wrap=True)
-        reply = ParseDict(outcome, Message())
+        reply = from_json(outcome, Message())
         if version == V1:
-            return MessageToDict(SendMessageResponse(message=reply))
+            return to_json(SendMessageResponse(message=reply))
         return conversions.to_compat_message(reply).model_dump(mode="json", by_alias=True, exclude_none=True)
     task_id, history_length = _task_query(params, version, with_history=action == "get")
     task = _task(ctx, task_id)
@@ -218,7 +218,7 @@ def _call(ctx: flows.Ctx, version: str, action: str, params: dict[str, Any]) -> 
 
 def _message_v1(params: dict[str, Any]) -> Message:
     try:
-        request = ParseDict(params, SendMessageRequest(), ignore_unknown_fields=True)
+        request = from_json(params, SendMessageRequest(), ignore_unknown_fields=True)
     except ParseError as exc:
         raise InvalidParamsError(f"not a SendMessageRequest: {exc}") from None
     if not request.HasField("message"):
@@ -246,11 +246,11 @@ def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> 
         return legacy.id, getattr(legacy, "history_length", None)
     try:
         if with_history:
-            query = ParseDict(params, GetTaskRequest(), ignore_unknown_fields=True)
+            query = from_json(params, GetTaskRequest(), ignore_unknown_fields=True)
             limit = query.history_length if query.HasField("history_length") else None
             task_id = query.id
         else:
-            task_id, limit = ParseDict(params, CancelTaskRequest(), ignore_unknown_fields=True).id, None
+            task_id, limit = from_json(params, CancelTaskRequest(), ignore_unknown_fields=True).id, None
     except ParseError as exc:
         raise InvalidParamsError(f"invalid params: {exc}") from None
     if not task_id:
@@ -284,12 +284,12 @@ def task_proto(task: A2aTask, history_length: int | None = None) -> Task:
         "history": history,
         "metadata": task.metadata,
     }
-    return ParseDict(body, Task())
+    return from_json(body, Task())
 
 
 def _task_out(task: Task, version: str, *, wrap: bool) -> dict[str, Any]:
     if version == V03:
         return conversions.to_compat_task(task).model_dump(mode="json", by_alias=True, exclude_none=True)
     if wrap:
-        return MessageToDict(SendMessageResponse(task=task))
-    return MessageToDict(task)
+        return to_json(SendMessageResponse(task=task))
+    return to_json(task)

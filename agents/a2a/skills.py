@@ -11,8 +11,8 @@ from typing import Any
 
 from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError
-from google.protobuf.json_format import MessageToDict
 
+from agents.a2a.proto import to_json
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.intent import understand
 from catalog.models import CatalogAgent, Sku
@@ -148,7 +148,7 @@ def asked_skill(message: Message, *, agent: CatalogAgent | None) -> Asked | None
     for part in message.parts:
         if not part.HasField("data"):
             continue
-        data = plain_json(MessageToDict(part.data))
+        data = plain_json(to_json(part.data))
         if not isinstance(data, dict) or "skill" not in data:
             continue
         skill, params = data.get("skill"), data.get("params", {})
