@@ -400,3 +400,51 @@ def test_a_task_of_another_id_is_not_found_and_a_completed_task_takes_no_more_me
     task = send(api, "news_catalog")
     again = rpc(api, "SendMessage", {"message": data_message("news_catalog", taskId=task["id"])}).json()
     assert again["error"]["code"] == -32004
+
+
+def test_a_product_with_nothing_to_sell_fails_the_task_uncharged(api):
+    key, account = credit_account(api, 1_000_000)
+    task = send(api, BRIEF_SKU, HTTP_X_API_KEY=key)  # no brief published: nothing to sell
+    assert task["status"]["state"] == "TASK_STATE_FAILED", task
+    assert status_meta(task)["charged"] is False
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 1_000_000
+    assert not LedgerEntry.objects.filter(account=account, kind=LedgerEntry.Kind.SKU_CALL).exists()
+    assert AgentInteraction.objects.filter(skill=BRIEF_SKU).get().status_code == 503
+
+
+def test_the_activated_x402_extension_is_echoed(api):
+    activated = rpc(api, "GetTask", {"id": "x"}, HTTP_X_A2A_EXTENSIONS=x.X402_EXTENSION_URI)
+    assert activated["A2A-Extensions"] == x.X402_EXTENSION_URI
+    assert "A2A-Extensions" not in rpc(api, "GetTask", {"id": "x"})
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": ["skill"]}]},
+        {
+            "messageId": "m",
+            "role": "ROLE_USER",
+            "parts": [{"data": {"skill": "news_catalog", "params": None}}],
+        },
+        {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": ""}]},
+        {"messageId": "m", "role": "ROLE_USER", "parts": [{"url": "https://example.com/x"}]},
+        {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}], "metadata": {x.STATUS: 7}},
+    ],
+)
+def test_odd_messages_are_answered_never_a_500(api, message):
+    resp = rpc(api, "SendMessage", {"message": message})
+    assert resp.status_code == 200 and ("result" in resp.json() or "error" in resp.json())
+    assert AgentInteraction.objects.get().status_code < 500
+
+
+def test_a_body_too_large_is_refused_not_a_500(api, settings):
+    settings.API_MAX_BODY_BYTES = 1000
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x" * 2000}})
+    resp = api.generic("POST", HUB, body.encode(), content_type="application/json")
+    assert resp.status_code == 200 and resp.json()["error"]["code"] == -32600
+    # Over Django's own cap the body is not read to tell JSON-RPC from chat: refused as chat refuses it.
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    resp = api.generic("POST", HUB, body.encode(), content_type="application/json")
+    assert resp.status_code == 400

@@ -68,7 +68,15 @@ ERROR_STATUS = {-32700: 400, -32600: 400, -32601: 404, -32602: 422, -32001: 404,
 
 def jsonrpc_requested(request: Request) -> bool:
     """Whether a POST to an agent endpoint is JSON-RPC (a body with "jsonrpc") rather than chat.
-    Unparseable JSON that mentions "jsonrpc" is JSON-RPC too, so it gets its -32700."""
+    Unparseable JSON that mentions "jsonrpc" is JSON-RPC too, so it gets its -32700. A body
+    over Django's cap is not read here: the chat path refuses it as it refuses any such body."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    cap = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if cap is not None and length > cap:
+        return False
     raw = request.body
     try:
         body = json_loads_bounded(raw, max_bytes=settings.API_MAX_BODY_BYTES)
