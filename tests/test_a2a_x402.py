@@ -213,3 +213,30 @@ def test_an_a2a_sdk_client_reads_the_card_calls_a_free_skill_and_pays_for_a_paid
     paid_before = balances(paid_stack)[0]
     assert asyncio.run(demo_a2a.journey(paid_stack.url, signer())) == 0
     assert paid_before - balances(paid_stack)[0] == PRICE
+
+
+async def _legacy_journey(base: str) -> tuple[Any, Any, str]:
+    """An a2a-sdk client reading the 0.3 card speaks 0.3 (message/send, tasks/get)."""
+    async with httpx.AsyncClient(timeout=60) as http:
+        card = await A2ACardResolver(http, base, agent_card_path="/.well-known/agent.json").get_agent_card()
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
+        events = [
+            e async for e in client.send_message(SendMessageRequest(message=_data_message("news_catalog")))
+        ]
+        task = events[0].task
+        transport = type(client._transport).__name__  # type: ignore[attr-defined]
+        return task, await client.get_task(GetTaskRequest(id=task.id)), transport
+
+
+@pytest.mark.slow
+def test_an_a2a_sdk_client_of_the_0_3_card_speaks_0_3(live_server, transactional_db):
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    NewsItem.objects.create(title="Item 1", teaser="t", body="b", category="crypto")
+    task, got, transport = asyncio.run(_legacy_journey(live_server.url))
+    assert transport == "CompatJsonRpcTransport"  # the SDK's 0.3 wire format
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED and got.id == task.id
+    assert MessageToDict(task.artifacts[0].parts[0].data)["items"][0]["title"] == "Item 1"
+    stored = A2aTask.objects.get(pk=task.id)
+    assert [m.get("kind") for m in stored.history] == [None, None]  # stored in 1.0 form whatever was spoken
