@@ -448,3 +448,31 @@ def test_a_body_too_large_is_refused_not_a_500(api, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     resp = api.generic("POST", HUB, body.encode(), content_type="application/json")
     assert resp.status_code == 400
+
+
+def test_a_message_sent_again_is_answered_again_and_charged_once(api, brief):
+    key, account = credit_account(api, 1_000_000)
+    message = data_message(BRIEF_SKU)
+    first = rpc(api, "SendMessage", {"message": message}, HTTP_X_API_KEY=key).json()["result"]["task"]
+    again = rpc(api, "SendMessage", {"message": message}, HTTP_X_API_KEY=key).json()["result"]["task"]
+    assert first["status"]["state"] == again["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert first["artifacts"][0]["parts"] == again["artifacts"][0]["parts"]
+    assert status_meta(again)["credits"] == {
+        "rail": "credits",
+        "charged_usdc": 0,
+        "balance_usdc": 0.92,
+        "replay": True,
+    }
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 1_000_000 - 80_000
+    assert LedgerEntry.objects.filter(account=account, kind=LedgerEntry.Kind.SKU_CALL).count() == 1
+    # The same messageId for another call is refused, uncharged.
+    other = dict(data_message("news_unlock", {"news_id": 1}), messageId=message["messageId"])
+    NewsItem.objects.create(id=1, title="t", teaser="t", body="b", category="crypto")
+    reused = rpc(api, "SendMessage", {"message": other}, HTTP_X_API_KEY=key).json()["result"]["task"]
+    assert (
+        reused["status"]["state"] == "TASK_STATE_FAILED"
+        and "messageId" in reused["status"]["message"]["parts"][0]["text"]
+    )
+    account.refresh_from_db()
+    assert account.credit_balance_atomic == 1_000_000 - 80_000

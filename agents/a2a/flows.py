@@ -11,6 +11,7 @@ into the protocol version the caller speaks."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import uuid
 from collections.abc import Callable
@@ -34,15 +35,19 @@ from agents.a2a.store import a2a_task_claim, a2a_task_create, a2a_task_save
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.models import A2aTask
 from billing.api.auth import api_key_account
+from billing.api.views import IDEMPOTENCY_KEY_MAX
 from billing.models import Account
-from billing.paid_call import CreditReceipt, Offer, X402Receipt, paid_call, paid_offer
-from billing.rails.credits import CreditRail
+from billing.paid_call import CreditReceipt, Offer, ReplayReceipt, X402Receipt, paid_call, paid_offer
+from billing.rails.credits import CreditRail, Idempotency
 from billing.rails.x402 import SettlementPending, x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode
 from catalog.models import CatalogAgent
 from catalog.selectors.payment import absolute
 
 State = A2aTask.State
+# Credit calls are made idempotent by the message's id (billing.models.IdempotentCall keys).
+IDEMPOTENCY_PREFIX = "a2a-message:"
+REUSED = "this messageId was first sent for another call; nothing was charged. Send a new messageId."
 
 
 @dataclass
@@ -304,12 +309,14 @@ def _complete(
     )
 
 
-def _failed(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], exc: ApiError) -> A2aTask:
+def _failed(
+    ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], exc: ApiError, *, detail: str = ""
+) -> A2aTask:
     """A call that could not be sold (the product has nothing to sell, the SKU left the shop):
     the task fails, nothing was charged."""
     ctx.status = exc.status_code
     charged = bool(exc.extra.get("charged", False))
-    status_message = _text_message(task, exc.detail, {"charged": charged})
+    status_message = _text_message(task, detail or exc.detail, {"charged": charged})
     return a2a_task_save(
         task=task, state=State.FAILED, messages=[*user, status_message], status_message=status_message
     )
@@ -415,25 +422,56 @@ def _pay_x402(
     )
 
 
+def _idempotency(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]]) -> Idempotency | None:
+    """A message sent again (same messageId, as a client retrying after a lost answer does) is
+    the same credit call: it is answered with the first call's content and charged once."""
+    message_id = str(user[-1].get("messageId", "")) if user else ""
+    key = f"{IDEMPOTENCY_PREFIX}{message_id}"
+    if not message_id or len(key) > IDEMPOTENCY_KEY_MAX:
+        return None
+    call = json.dumps([ctx.agent, task.skill, task.params], sort_keys=True, separators=(",", ":"))
+    return Idempotency(key=key, fingerprint=hashlib.sha256(call.encode()).hexdigest(), path=ctx.request.path)
+
+
 def _pay_credits(
     ctx: Ctx, task: A2aTask, offer: Offer, account: Account, user: list[dict[str, Any]]
 ) -> A2aTask:
     """Debit the price from the key's credits with the product, in one transaction (the credit
     rail); not enough credit asks for an x402 payment instead."""
-    rail = CreditRail(account=account, reference=f"a2a task {task.id}")
+    rail = CreditRail(
+        account=account, reference=f"a2a task {task.id}", idempotency=_idempotency(ctx, task, user)
+    )
     try:
         paid = paid_call(product=offer, payment=rail)
     except CreditTooLow as exc:
         return _ask_payment(ctx, task, offer, user, note=f"{exc.detail}. ")
+    except RequestValidationError:
+        return _failed(
+            ctx,
+            task,
+            user,
+            RequestValidationError.single(["params", "message", "messageId"], REUSED, "message_id_reused"),
+            detail=REUSED,
+        )
     except ApiError as exc:
         return _failed(ctx, task, user, exc)
     receipt = paid.receipt
-    assert isinstance(receipt, CreditReceipt)
-    credits = {
-        "rail": "credits",
-        "charged_usdc": usdc_from_atomic(receipt.charged_atomic),
-        "balance_usdc": usdc_from_atomic(receipt.balance_atomic),
-    }
+    if isinstance(receipt, ReplayReceipt):
+        # The same message again: its first answer, nothing charged.
+        balance = Account.objects.values_list("credit_balance_atomic", flat=True).get(pk=account.pk)
+        credits: dict[str, Any] = {
+            "rail": "credits",
+            "charged_usdc": 0.0,
+            "balance_usdc": usdc_from_atomic(balance),
+            "replay": True,
+        }
+    else:
+        assert isinstance(receipt, CreditReceipt)
+        credits = {
+            "rail": "credits",
+            "charged_usdc": usdc_from_atomic(receipt.charged_atomic),
+            "balance_usdc": usdc_from_atomic(receipt.balance_atomic),
+        }
     return _complete(
         ctx,
         task,
