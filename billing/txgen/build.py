@@ -23,17 +23,20 @@ def selector(signature: str) -> bytes:
 def calldata(intent: Intent) -> tuple[str, bytes, int]:
     """(to, data, value in wei) of the intent."""
     token = intent.token
-    if intent.action == "transfer" and token.address is None:
-        assert intent.counterparty is not None
-        return intent.counterparty, b"", intent.amount_atomic
-    assert token.address is not None
-    if intent.action in ("transfer", "approve"):
-        signature = f"{intent.action}(address,uint256)"
-        args = abi_encode(["address", "uint256"], [intent.counterparty, intent.amount_atomic])
-        return token.address, selector(signature) + args, 0
-    if intent.action == "wrap":
+    if intent.action == "wrap":  # ETH in, WETH out: deposit() with the ether as value
         return token_weth(), selector("deposit()"), intent.amount_atomic
-    return token_weth(), selector("withdraw(uint256)") + abi_encode(["uint256"], [intent.amount_atomic]), 0
+    if intent.action == "unwrap":
+        return (
+            token_weth(),
+            selector("withdraw(uint256)") + abi_encode(["uint256"], [intent.amount_atomic]),
+            0,
+        )
+    assert intent.counterparty is not None  # transfer and approve name one
+    if token.address is None:  # native ether: a plain transfer
+        return intent.counterparty, b"", intent.amount_atomic
+    signature = f"{intent.action}(address,uint256)"
+    args = abi_encode(["address", "uint256"], [intent.counterparty, intent.amount_atomic])
+    return token.address, selector(signature) + args, 0
 
 
 def token_weth() -> str:
