@@ -182,5 +182,11 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # x402 paths of the SKUs added for the X-API-Key routes tokenized/signals and tokenized/scalp
         ("GET", "/api/a2a/x402/tokenized/signals"),
         ("GET", "/api/a2a/x402/tokenized/scalp"),
+        # bounties: claim and submit (free, X-API-Key), the caller's claims (issue 15)
+        ("POST", "/api/a2a/bounties/{bounty_id}/claim"),
+        ("POST", "/api/a2a/bounties/{bounty_id}/submit"),
+        ("GET", "/api/a2a/bounties/mine"),
+        # the x402 path of the txgen SKU (the interface sells it by X-API-Key only)
+        ("GET", "/api/a2a/x402/txgen/transaction"),
     }
 )

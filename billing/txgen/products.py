@@ -42,7 +42,8 @@ class TxgenIntentOut(BaseModel):
 
 
 class TxgenTxOut(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    # "from" as wallets name it (a Python keyword: the field is from_), in every dump.
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     from_: str = Field(alias="from", description="the sender (the request's address)")
     to: str
