@@ -258,3 +258,62 @@ def test_a_built_transfer_signed_and_sent_moves_5_usdc(api, rpc, settings):
 def test_weth9_artifact_is_installed_with_the_stack(rpc, settings):
     code = rpc.w3.eth.get_code(Web3.to_checksum_address(settings.WETH_ADDRESS))
     assert code.hex().removeprefix("0x") == artifact("Weth9")["deployedBytecode"].removeprefix("0x")
+
+
+# --- the optional language-model fallback -----------------------------------------------------
+class FakeLlm:
+    """An OpenAI-compatible chat endpoint answering `line` (and counting its calls)."""
+
+    def __init__(self, line: str) -> None:
+        self.line, self.calls = line, 0
+
+    def __call__(self, url, json, headers, timeout):
+        self.calls += 1
+        line = self.line
+
+        class Resp:
+            def raise_for_status(self) -> None:
+                return None
+
+            def json(self) -> dict:
+                return {"choices": [{"message": {"content": line}}]}
+
+        return Resp()
+
+
+def test_llm_fallback_is_checked_by_the_patterns_and_the_prompt(api, rpc, settings, monkeypatch):
+    settings.TXGEN_LLM_URL = "http://llm.invalid/v1/chat/completions"
+    key, account = funded(1)
+    sender = dev_account(DEMO_PAYER).address
+    prompt = f"please move five point five... no, 5.5 USDC over to {RECIPIENT}"
+    llm = FakeLlm(f"send 5.5 USDC to {RECIPIENT}")
+    monkeypatch.setattr("billing.txgen.llm.requests.post", llm)
+
+    # Unpaid: the x402 challenge does not ask the model.
+    assert (
+        api.get("/api/a2a/x402/txgen/transaction", {"prompt": prompt, "address": sender}).status_code == 402
+    )
+    assert llm.calls == 0
+
+    resp = post(api, key, prompt, sender)
+    assert resp.status_code == 200, resp.json()
+    body = resp.json()
+    assert body["intent"]["understood_by"] == "llm" and llm.calls == 1
+    assert body["transaction"]["data"] == TRANSFER + word(RECIPIENT) + word(5_500_000)
+    assert balance(account) == 1_000_000 - PRICE
+
+    # A reading that invents the recipient, or changes the amount, is refused (uncharged).
+    for line, type_ in [
+        ("send 5.5 USDC to 0x" + "cd" * 20, "txgen_bad_address"),
+        (f"send 55 USDC to {RECIPIENT}", "txgen_missing_amount"),
+        ("UNKNOWN", "txgen_unknown_action"),
+    ]:
+        monkeypatch.setattr("billing.txgen.llm.requests.post", FakeLlm(line))
+        refused = post(api, key, prompt, sender)
+        assert refused.status_code == 422 and refused.json()["detail"][0]["type"] == type_, refused.json()
+    assert balance(account) == 1_000_000 - PRICE and TxgenCall.objects.count() == 1
+
+    # A precise refusal (too many decimals) is not handed to the model.
+    llm = FakeLlm(f"send 1 USDC to {RECIPIENT}")
+    monkeypatch.setattr("billing.txgen.llm.requests.post", llm)
+    assert post(api, key, f"send 1.0000001 USDC to {RECIPIENT}", sender).status_code == 422 and llm.calls == 0

@@ -642,3 +642,10 @@ WETH_ADDRESS = env("WETH_ADDRESS", default="0x4200000000000000000000000000000000
 TXGEN_RPC_TIMEOUT_SECONDS = env.float("TXGEN_RPC_TIMEOUT_SECONDS", default=10.0)
 # The affiliate tag recorded on a call whose account has no referral of its own (empty: none).
 TXGEN_DEFAULT_AFFILIATE_TAG = env("TXGEN_DEFAULT_AFFILIATE_TAG", default="")
+# Optional language-model fallback for prompts the patterns do not understand (off when empty):
+# an OpenAI-compatible chat-completions URL, its model and key. Its reading is parsed by the
+# same patterns and must copy the prompt's own amount and addresses.
+TXGEN_LLM_URL = env("TXGEN_LLM_URL", default="")
+TXGEN_LLM_MODEL = env("TXGEN_LLM_MODEL", default="")
+TXGEN_LLM_API_KEY = env("TXGEN_LLM_API_KEY", default="")
+TXGEN_LLM_TIMEOUT_SECONDS = env.float("TXGEN_LLM_TIMEOUT_SECONDS", default=15.0)

@@ -9,6 +9,8 @@ these rows and catalog needs no registry for them."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
 from django.utils import timezone
 
@@ -66,12 +68,12 @@ class Bounty(models.Model):
     def slots_left(self) -> int:
         return max(self.max_awards - self.awarded_count, 0)
 
-    def is_open_at(self, now: object) -> bool:
+    def is_open_at(self, now: datetime) -> bool:
         """Open to claims and submissions: open, started, not expired, a reward left."""
         return (
             self.status == self.Status.OPEN
-            and self.opens_at <= now  # type: ignore[operator]
-            and (self.expires_at is None or self.expires_at > now)  # type: ignore[operator]
+            and self.opens_at <= now
+            and (self.expires_at is None or self.expires_at > now)
             and self.slots_left > 0
         )
 

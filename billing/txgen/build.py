@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from eth_abi import encode as abi_encode
 from web3 import Web3
-from web3.exceptions import ContractLogicError, Web3RPCError
+from web3.exceptions import ContractLogicError, ProviderConnectionError, Web3RPCError
 
 from billing.txgen.intent import Intent, TxgenRefused
 
@@ -81,7 +81,7 @@ def tx_build(intent: Intent, *, sender: str, chain_id: int) -> dict[str, Any]:
         raise TxgenRefused(
             "txgen_execution_reverted", f"gas estimation failed: {exc.message or exc}"
         ) from None
-    except (OSError, ValueError) as exc:  # requests' connection errors and timeouts are OSErrors
+    except (OSError, ProviderConnectionError) as exc:  # requests' connection errors and timeouts are OSErrors
         raise ChainUnreachable(str(exc)) from exc
     return {
         "from": sender,

@@ -8,7 +8,7 @@ is a 422 whose hold is released (the credit debit rolls back, the x402 proof is 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +18,7 @@ from a2a_service.core.inputs import QueryModel
 from billing.models import Account
 from billing.txgen.build import ChainUnreachable, tx_build
 from billing.txgen.intent import Intent, TxgenRefused, intent_parse
+from billing.txgen.llm import RETRYABLE, llm_enabled, llm_understand
 from billing.txgen.models import AccountReferral, TxgenCall
 from catalog.api.bodies import BrianTransactionRequest
 from catalog.products.registry import ProductCall, ProductFailed, ProductSpec, register
@@ -39,6 +40,9 @@ class TxgenIntentOut(BaseModel):
     amount: str
     amount_atomic: str = Field(description="the amount in the token's smallest unit (a decimal string)")
     counterparty: str | None = Field(description="recipient (transfer) or spender (approve)")
+    understood_by: Literal["patterns", "llm"] = Field(
+        description="the deterministic patterns, or the optional language model (its reading checked by them)"
+    )
 
 
 class TxgenTxOut(BaseModel):
@@ -70,7 +74,7 @@ def _refusal(exc: TxgenRefused, call: ProductCall) -> RequestValidationError:
 def _understand(call: ProductCall) -> Intent:
     params = call.params
     assert isinstance(params, TxgenParams)
-    if params.chain_id != settings.CHAIN_ID:
+    if params.chain_id is not None and params.chain_id != settings.CHAIN_ID:
         raise TxgenRefused(
             "txgen_wrong_chain",
             f"chain {params.chain_id} is not served: transactions are built for chain {settings.CHAIN_ID}",
@@ -80,12 +84,28 @@ def _understand(call: ProductCall) -> Intent:
 
 
 def txgen_price_for(call: ProductCall) -> int | None:
-    """Before any payment: the prompt must be understood (422 naming what was not)."""
+    """Before any payment: the prompt must be understood (422 naming what was not). A prompt
+    the patterns do not understand, with the LLM fallback on, is left to `run`: a language
+    model is asked only for a call that is paid (held), never for an unpaid 402."""
     try:
         call.extra["intent"] = _understand(call)
     except TxgenRefused as exc:
+        if exc.type in RETRYABLE and llm_enabled():
+            call.extra["refused"] = exc
+            return None
         raise _refusal(exc, call) from None
     return None  # the SKU's price
+
+
+def _intent(call: ProductCall, prompt: str) -> tuple[Intent, str]:
+    """(the intent, who understood it: patterns or llm)."""
+    known = call.extra.get("intent")
+    if isinstance(known, Intent):
+        return known, "patterns"
+    refused = call.extra.get("refused")
+    if isinstance(refused, TxgenRefused):
+        return llm_understand(prompt, refused), "llm"
+    return _understand(call), "patterns"
 
 
 def _affiliate(call: ProductCall, offered: str | None) -> str:
@@ -115,19 +135,20 @@ def txgen_transaction(call: ProductCall) -> dict[str, Any]:
     params = call.params
     assert isinstance(params, TxgenParams)
     try:
-        intent = call.extra.get("intent") or _understand(call)
-        tx = tx_build(intent, sender=params.address, chain_id=params.chain_id)
+        intent, understood_by = _intent(call, params.prompt)
+        tx = tx_build(intent, sender=params.address, chain_id=settings.CHAIN_ID)
     except TxgenRefused as exc:
         raise _refusal(exc, call) from None
     except ChainUnreachable as exc:
         raise ProductFailed(f"the chain node cannot estimate gas now ({exc}); nothing was charged") from None
     tag = _affiliate(call, params.referral)
     summary = tx.pop("summary")
+    understood = {**intent.as_dict(), "understood_by": understood_by}
     record = TxgenCall.objects.create(
         account=call.account if isinstance(call.account, Account) else None,
         payer=(call.payer or "")[:42],
         prompt=params.prompt,
-        intent=intent.as_dict(),
+        intent=understood,
         tx=tx,
         affiliate_tag=tag,
         charged_atomic=_charged(call),
@@ -135,7 +156,7 @@ def txgen_transaction(call: ProductCall) -> dict[str, Any]:
     out = TxgenTransactionOut(
         transaction=TxgenTxOut.model_validate(tx),
         summary=summary,
-        intent=TxgenIntentOut.model_validate(intent.as_dict()),
+        intent=TxgenIntentOut.model_validate(understood),
         affiliate_tag=tag,
         call_id=record.id,
     )

@@ -126,13 +126,14 @@ class BrianTransactionRequest(Body):
         Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="the sender: the wallet that will sign and send"),
     ]
     chain_id: Annotated[
-        int,
+        int | None,
         Field(
             ge=1,
             validation_alias=AliasChoices("chain_id", "chainId"),
-            description="the chain (also accepted as chainId); must be the service's chain",
+            description="the chain (also accepted as chainId); must be the service's chain (Base, 8453); "
+            "default: the service's chain",
         ),
-    ] = 8453
+    ] = None
     referral: ReferralTag | None = None
 
 
