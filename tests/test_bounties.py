@@ -341,3 +341,34 @@ def test_max_awards_and_double_accepts_hold_under_concurrency():
         LedgerEntry.objects.filter(kind="bounty_reward", reference=f"bounty {b2.pk} claim {one}").count() == 1
     )
     assert ledger_audit() == []
+
+
+def test_staff_post_a_bounty_in_the_admin_and_bad_criteria_are_refused(client):
+    staff = get_user_model().objects.create_superuser("poster", "p@example.com", "pw-not-used")
+    client.force_login(staff)
+    now = timezone.now()
+    form = {
+        "title": "ETH spread on okx",
+        "description": "a fresh reading",
+        "kind": "spread_snapshot",
+        "reward_atomic": "1250000",
+        "auto_check": "on",
+        "max_awards": "2",
+        "opens_at_0": now.strftime("%Y-%m-%d"),
+        "opens_at_1": now.strftime("%H:%M:%S"),
+        "expires_at_0": (now + timedelta(days=2)).strftime("%Y-%m-%d"),
+        "expires_at_1": "12:00:00",
+        "status": "open",
+        "criteria": '{"symbol": "ETH/USDT", "venue": "okx", "tolerance_bps": 8}',
+    }
+    resp = client.post("/admin/billing/bounty/add/", form)
+    assert resp.status_code == 302, resp.content[:2000]
+    b = Bounty.objects.get(title="ETH spread on okx")
+    assert (b.reward_atomic, b.max_awards, b.auto_check, b.created_by) == (1_250_000, 2, True, staff)
+    assert b.criteria == {"symbol": "ETH/USDT", "venue": "okx", "tolerance_bps": 8}
+
+    bad = client.post(
+        "/admin/billing/bounty/add/", {**form, "title": "bad", "criteria": '{"tolerance_bps": "ten"}'}
+    )
+    assert bad.status_code == 200 and "tolerance_bps is a positive number" in bad.content.decode()
+    assert not Bounty.objects.filter(title="bad").exists()

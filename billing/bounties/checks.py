@@ -39,13 +39,13 @@ def check_submission(bounty: Bounty, submission: BaseModel, *, claim_id: int) ->
 def spread_snapshot_check(bounty: Bounty, body: SpreadSnapshotIngest) -> Verdict:
     """Well-formed (the body model), for the bounty's symbol and venue, fresh, and within the
     tolerance of our own reading of the same venue pair (the exchanges feed) at that time."""
-    criteria: dict[str, Any] = bounty.criteria or {}
+    criteria = _criteria(bounty)
     symbol = str(criteria.get("symbol", ""))
     venue = str(criteria.get("venue", "")).lower()
     max_age = timedelta(
-        seconds=float(criteria.get("max_age_seconds") or settings.BOUNTY_SNAPSHOT_MAX_AGE_SECONDS)
+        seconds=_number(criteria, "max_age_seconds", settings.BOUNTY_SNAPSHOT_MAX_AGE_SECONDS)
     )
-    tolerance = float(criteria.get("tolerance_bps") or settings.BOUNTY_SPREAD_TOLERANCE_BPS)
+    tolerance = _number(criteria, "tolerance_bps", settings.BOUNTY_SPREAD_TOLERANCE_BPS)
     now = timezone.now()
     unmatched: list[str] = []
     for i, r in enumerate(body.readings):
@@ -77,6 +77,19 @@ def spread_snapshot_check(bounty: Bounty, body: SpreadSnapshotIngest) -> Verdict
             "undecided", f"no reading of ours to compare with for {', '.join(unmatched)}: staff decide"
         )
     return Verdict("accept", f"{len(body.readings)} reading(s) fresh and within {tolerance:g} bps of ours")
+
+
+def _criteria(bounty: Bounty) -> dict[str, Any]:
+    return bounty.criteria if isinstance(bounty.criteria, dict) else {}
+
+
+def _number(criteria: dict[str, Any], name: str, default: float) -> float:
+    """A positive number of the criteria, else the setting (rows written outside the admin's
+    validation must not break a submission)."""
+    value = criteria.get(name)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return float(default)
 
 
 def _our_reading(
@@ -111,7 +124,8 @@ def resolution_mismatch_check(
         return Verdict("reject", f"no cross-venue match {body.match_id}")
     if match.status == PredictionMatch.Status.REJECTED:
         return Verdict("reject", f"match {match.id} was rejected by staff: not the same event")
-    venues = [str(v).lower() for v in (bounty.criteria or {}).get("venues", [])]
+    listed = _criteria(bounty).get("venues")
+    venues = [str(v).lower() for v in listed] if isinstance(listed, list) else []
     if venues and not {match.market_a.venue.lower(), match.market_b.venue.lower()} <= set(venues):
         return Verdict("reject", f"match {match.id} is not between the bounty's venues ({', '.join(venues)})")
     resolved = [m for m in (match.market_a, match.market_b) if m.status == PredictionMarket.Status.RESOLVED]

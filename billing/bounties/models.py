@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -63,6 +64,26 @@ class Bounty(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.kind}, {usdc_from_atomic(self.reward_atomic):g} USDC)"
+
+    def clean(self) -> None:
+        """The criteria the automatic checks read must have their types (the admin's form)."""
+        criteria = self.criteria if isinstance(self.criteria, dict) else None
+        if criteria is None:
+            raise ValidationError({"criteria": 'a JSON object, e.g. {"symbol": "BTC/USDT"}'})
+        for name in ("symbol", "venue"):
+            if name in criteria and not isinstance(criteria[name], str):
+                raise ValidationError({"criteria": f"{name} is a string"})
+        for name in ("max_age_seconds", "tolerance_bps"):
+            value = criteria.get(name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+            ):
+                raise ValidationError({"criteria": f"{name} is a positive number"})
+        venues = criteria.get("venues")
+        if venues is not None and not (isinstance(venues, list) and all(isinstance(v, str) for v in venues)):
+            raise ValidationError({"criteria": "venues is a list of venue names"})
+        if self.expires_at is not None and self.expires_at <= self.opens_at:
+            raise ValidationError({"expires_at": "after opens_at"})
 
     @property
     def slots_left(self) -> int:
