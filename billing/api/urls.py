@@ -9,6 +9,7 @@ from django.urls import URLPattern, path
 
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
+from billing.bounties.api import BountiesMineView, BountyClaimView, BountySubmitView
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import A2aDelegationActivateBody, A2aDelegationFillBody, BrianTransactionRequest
 from catalog.products.registry import specs_all
@@ -21,15 +22,6 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 # (method, path, operation id, summary, tag, query, body[, deprecated])
 PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
-    (
-        "POST",
-        "api/a2a/txgen/transaction",
-        "txgen_transaction",
-        "Build a transaction from a prompt (0.30 USDC)",
-        M,
-        None,
-        BrianTransactionRequest,
-    ),
     ("GET", "api/a2a/account/whale/status", "whale_status", "Whale tier status", ACC, None, None),
     ("POST", "api/a2a/account/whale/token", "whale_token", "Issue a whale token", ACC, None, None),
     (
@@ -53,6 +45,21 @@ PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
 ]
 
 
+# X-API-Key POST routes whose JSON body is the product's request (validated with the body model,
+# then with the product's params model): (method, path, operation id, summary, tag, sku, body).
+BODY_CREDIT_ROUTES: list[tuple[Any, ...]] = [
+    (
+        "POST",
+        "api/a2a/txgen/transaction",
+        "txgen_transaction",
+        "Build a transaction from a prompt (0.30 USDC)",
+        M,
+        "txgen_transaction",
+        BrianTransactionRequest,
+    ),
+]
+
+
 def paid_urlpatterns() -> list[URLPattern]:
     """Every paid route, from the product specs: each product's x402 path and its X-API-Key
     routes, then the X-API-Key routes still waiting for their product."""
@@ -72,6 +79,9 @@ def paid_urlpatterns() -> list[URLPattern]:
                 free=route.free,
             )
             patterns.append(path(route.route, credit.as_view(), name=route.operation_id))
+    for method, route, name, summary, tag, sku, body in BODY_CREDIT_ROUTES:
+        sold = credit_view(method=method, name=name, summary=summary, tag=tag, product_sku=sku, body=body)
+        patterns.append(path(route, sold.as_view(), name=name))
     for method, route, name, summary, tag, query, body, *extra in PENDING_CREDIT_ROUTES:
         pending = credit_view(
             method=method,
@@ -90,6 +100,10 @@ def paid_urlpatterns() -> list[URLPattern]:
 urlpatterns = [
     *paid_urlpatterns(),
     path("api/a2a/account/register", AccountRegisterView.as_view(), name="account_register"),
+    # Bounties: claiming and submitting are free (the listing is the paid `bounties` product).
+    path("api/a2a/bounties/mine", BountiesMineView.as_view(), name="bounties_mine"),
+    path("api/a2a/bounties/<int:bounty_id>/claim", BountyClaimView.as_view(), name="bounty_claim"),
+    path("api/a2a/bounties/<int:bounty_id>/submit", BountySubmitView.as_view(), name="bounty_submit"),
 ]
 
 # The self-hosted x402 facilitator (answers 503 where FACILITATOR_PRIVATE_KEY is not set).
