@@ -12,6 +12,7 @@ from agents.discovery import catalog_agents, documents, health, marketplace
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT
 from agents.discovery.views import AgentFrameworkPackView, MarketplaceExecuteView
+from agents.mcp.views import McpView
 
 D, A, MK = "discovery", "agents", "marketplace"
 
@@ -215,6 +216,8 @@ urlpatterns = free_urlpatterns(FREE_GETS) + [
         name="agent_framework_pack",
     ),
     path("api/a2a/marketplace/execute", MarketplaceExecuteView.as_view(), name="marketplace_execute"),
+    # The MCP server (streamable HTTP): agents/mcp/.
+    path("mcp", McpView.as_view(), name="mcp"),
 ]
 
 # The catalog agents and the hub. After every app's routes (a2a_service/urls.py): the slug

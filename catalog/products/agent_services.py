@@ -364,13 +364,5 @@ register(
     )
 )
 
-register(
-    ProductSpec(
-        sku="mcp_managed_pack",
-        path="/mcp/managed-pack",
-        headline="MCP managed pack: hosted MCP tools for this catalog",
-        price="0.5",
-        family="mcp",
-        rank=39,
-    )
-)
+# mcp_managed_pack is registered by agents/mcp/managed.py: what it sells (an allowance of MCP tool
+# calls on the buyer's API key) is the MCP server's, one layer up.
