@@ -182,5 +182,7 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # x402 paths of the SKUs added for the X-API-Key routes tokenized/signals and tokenized/scalp
         ("GET", "/api/a2a/x402/tokenized/signals"),
         ("GET", "/api/a2a/x402/tokenized/scalp"),
+        # the MCP server (streamable HTTP, issue 14)
+        ("POST", "/mcp"),
     }
 )

@@ -9,21 +9,26 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
 import pytest
 import requests
 from django.utils import timezone
-from x402.http.utils import decode_payment_required_header
-from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
-from x402.mcp.utils import extract_payment_required_from_result
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from x402 import x402Client
+from x402.http.utils import decode_payment_required_header, encode_payment_signature_header
+from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY, x402MCPSession
 from x402.mcp.types import MCPToolResult
+from x402.mcp.utils import extract_payment_required_from_result
+from x402.mechanisms.evm.exact.register import register_exact_evm_client
 
 from agents.mcp.tools import EMPTY_OBJECT, FREE_TOOL_ROUTES
 from agents.models import AgentInteraction, McpAllowance, McpAllowanceCall
 from billing.chain.localchain import DEMO_PAYER, dev_account
-from billing.credits import ledger_audit
+from billing.credits import credit_add, ledger_audit
 from billing.models import LedgerEntry, Payment
 from catalog.models import EditorialPiece, NewsItem, Sku
 from catalog.products.registry import product_get
@@ -150,7 +155,11 @@ def test_credits_debit_exactly_the_price_with_one_ledger_row(api):
     assert result["_meta"]["a2a/receipt"] == {"rail": "credits", "charged_usdc": 0.01, "balance_usdc": 0.99}
     assert balance(account) == 1_000_000 - STATUS_PRICE
     (row,) = sku_calls()
-    assert (row.amount_atomic, row.sku.sku, row.reference) == (-STATUS_PRICE, STATUS_SKU, f"/mcp {STATUS_SKU}")
+    assert (row.amount_atomic, row.sku.sku, row.reference) == (
+        -STATUS_PRICE,
+        STATUS_SKU,
+        f"/mcp {STATUS_SKU}",
+    )
     interaction = AgentInteraction.objects.get(surface="mcp")
     assert (interaction.agent, interaction.skill, interaction.status_code) == ("agenthub", STATUS_SKU, 200)
     # A product with parameters: news_unlock at the item's own price.
@@ -180,7 +189,10 @@ def test_refusals_are_tool_errors_and_charge_nothing(api):
     result = call(api, "news_unlock", {"news_id": item.id}, key=key)
     assert result["isError"] and result["structuredContent"]["status"] == 402
     assert result["structuredContent"]["code"] == "insufficient_credit"
-    assert (result["structuredContent"]["balance_usdc"], result["structuredContent"]["price_usdc"]) == (0.5, 0.6)
+    assert (result["structuredContent"]["balance_usdc"], result["structuredContent"]["price_usdc"]) == (
+        0.5,
+        0.6,
+    )
     # An unknown key, an unknown tool.
     assert call(api, STATUS_SKU, key="a2a_" + "z" * 43)["structuredContent"]["status"] == 401
     unknown = call(api, "no_such_tool", key=key)
@@ -235,7 +247,9 @@ def test_x402_mcp_transport_settles_returns_the_receipt_and_refuses_a_replay(pai
     http = Http()
     unpaid = call(http, STATUS_SKU)
     required = extract_payment_required_from_result(
-        MCPToolResult(content=unpaid["content"], is_error=True, structured_content=unpaid["structuredContent"])
+        MCPToolResult(
+            content=unpaid["content"], is_error=True, structured_content=unpaid["structuredContent"]
+        )
     )
     assert required is not None
     payload = payer_client().create_payment_payload(required)
@@ -311,7 +325,9 @@ def test_managed_pack_over_mcp_expiry_failures_and_packs_paid_by_credits(api, se
     # Expired: credits pay again.
     McpAllowance.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     result = call(api, STATUS_SKU, key=key)
-    assert result["_meta"]["a2a/receipt"]["rail"] == "credits" and balance(account) == 1_000_000 - STATUS_PRICE
+    assert (
+        result["_meta"]["a2a/receipt"]["rail"] == "credits" and balance(account) == 1_000_000 - STATUS_PRICE
+    )
     assert McpAllowanceCall.objects.count() == 0
     admin_view = McpAllowance.objects.first()
     assert admin_view is not None and str(admin_view).startswith(f"{account.id}: 0/5")
@@ -323,15 +339,15 @@ def test_an_x402_payer_without_an_account_is_refused_before_paying(api):
     required = decode_payment_required_header(api.get(sku.path)["PAYMENT-REQUIRED"])
     assert required.accepts[0].amount == str(PACK_PRICE)
     payload = payer_client().create_payment_payload(required)
-    from x402.http.utils import encode_payment_signature_header
-
     resp = api.get(sku.path, HTTP_PAYMENT_SIGNATURE=encode_payment_signature_header(payload))
     assert resp.status_code == 503 and resp.json()["charged"] is False
     assert "register this wallet first" in resp.json()["detail"]
     # The same refusal over MCP.
     unpaid = call(api, "mcp_managed_pack")
     required = extract_payment_required_from_result(
-        MCPToolResult(content=unpaid["content"], is_error=True, structured_content=unpaid["structuredContent"])
+        MCPToolResult(
+            content=unpaid["content"], is_error=True, structured_content=unpaid["structuredContent"]
+        )
     )
     payload = payer_client().create_payment_payload(required)
     result = call(api, "mcp_managed_pack", meta={MCP_PAYMENT_META_KEY: payload.model_dump(by_alias=True)})
@@ -341,18 +357,37 @@ def test_an_x402_payer_without_an_account_is_refused_before_paying(api):
 
 
 # --- the official clients end to end ----------------------------------------------------------
+class Mcp1Session:
+    """x402 2.25's MCP client (x402.mcp.x402MCPSession) is written against mcp 1.x: it passes
+    read_timeout_seconds as a timedelta and reads results' camelCase attributes (isError,
+    structuredContent). mcp 2.3's ClientSession takes float seconds and answers snake_case
+    models. This shim between the two official clients changes nothing else: payment detection,
+    signing and the _meta keys are x402's own."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    async def initialize(self) -> Any:
+        return await self.session.initialize()
+
+    async def list_tools(self) -> Any:
+        return await self.session.list_tools()
+
+    async def call_tool(self, name: str, arguments: Any = None, read_timeout_seconds: Any = None, **kw: Any):
+        if isinstance(read_timeout_seconds, timedelta):
+            read_timeout_seconds = read_timeout_seconds.total_seconds()
+        result = await self.session.call_tool(name, arguments, read_timeout_seconds, **kw)
+        return SimpleNamespace(
+            isError=result.is_error,
+            structuredContent=result.structured_content,
+            content=result.content,
+            meta=result.meta,
+        )
+
+
 @pytest.mark.slow
 def test_official_mcp_client_end_to_end(paid_stack):
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-    from x402.mcp import x402MCPSession
-
-    from x402 import x402Client
-    from x402.mechanisms.evm.exact.register import register_exact_evm_client
-
     reg = register_wallet()
-    from billing.credits import credit_add
-
     credit_add(account_id=reg.account.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
     url = paid_stack.url + "/mcp"
     live = {x.sku for x in live_skus()}
@@ -374,9 +409,9 @@ def test_official_mcp_client_end_to_end(paid_stack):
         async with streamable_http_client(url) as (read, write):
             async with ClientSession(read, write) as session:
                 client = register_exact_evm_client(x402Client(), dev_account(DEMO_PAYER))
-                x402_session = x402MCPSession(session, client)
+                x402_session = x402MCPSession(Mcp1Session(session), client)
                 await x402_session.initialize()
-                result = await x402_session.call_tool(STATUS_SKU, {}, read_timeout_seconds=None)
+                result = await x402_session.call_tool(STATUS_SKU, {})
                 out["x402"] = result
         return out
 

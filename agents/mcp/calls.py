@@ -146,13 +146,17 @@ def _payload(raw: Any) -> PaymentPayload | PaymentPayloadV1:
     or its JSON text, bounded like the payment header."""
     if isinstance(raw, str):
         if len(raw) > settings.PAYMENT_HEADER_MAX_BYTES:
-            raise PaymentRejected(INVALID_PAYLOAD, f"the payment is longer than {settings.PAYMENT_HEADER_MAX_BYTES} bytes")
+            raise PaymentRejected(
+                INVALID_PAYLOAD, f"the payment is longer than {settings.PAYMENT_HEADER_MAX_BYTES} bytes"
+            )
         try:
             raw = json.loads(raw)
         except ValueError:
             raise PaymentRejected(INVALID_PAYLOAD, "the payment is not valid JSON") from None
     if not isinstance(raw, dict):
-        raise PaymentRejected(INVALID_PAYLOAD, f"_meta['{MCP_PAYMENT_META_KEY}'] must be a PaymentPayload object")
+        raise PaymentRejected(
+            INVALID_PAYLOAD, f"_meta['{MCP_PAYMENT_META_KEY}'] must be a PaymentPayload object"
+        )
     try:
         if raw.get("x402Version") == 1:
             return PaymentPayloadV1.model_validate(raw)

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from django.conf import settings
 from pydantic import BaseModel, Field
 
-from agents.mcp.services import mcp_allowance_grant, mcp_allowance_remaining, mcp_allowance_use
 from agents.mcp import MCP_PATH
+from agents.mcp.services import mcp_allowance_grant, mcp_allowance_remaining, mcp_allowance_use
 from billing.models import Account
 from billing.rails.base import Content, Hold, Offer, Paid, Receipt, SessionReceipt
 from billing.rails.credits import CreditRail

@@ -51,7 +51,9 @@ INSTRUCTIONS = (
 
 
 def _django_request(ctx: ServerRequestContext[Any, Any]) -> Request:
-    request: Request = ctx.request.state.django_request  # set by mcp_handle
+    if ctx.request is None:  # only HTTP reaches this server (mcp_handle)
+        raise RuntimeError("the MCP server answers HTTP requests only")
+    request: Request = ctx.request.state.django_request  # set by mcp_handle (_scope)
     return request
 
 
@@ -105,14 +107,18 @@ SERVER: Server[Any] = Server(
 def _scope(request: Request, body: bytes) -> dict[str, Any]:
     """The ASGI HTTP scope of a Django request."""
     meta = request.META
+    # WSGI header values are latin-1 strings (PEP 3333); anything else (only a test client can
+    # send it) is replaced rather than failing the request.
     headers = [
-        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        (name.lower().encode("latin-1", "replace"), value.encode("latin-1", "replace"))
         for name, value in request.headers.items()
     ]
     if "content-length" not in request.headers:
         headers.append((b"content-length", str(len(body)).encode()))
     host = request.get_host()
-    server_name, _, server_port = host.partition(":")
+    server_name, sep, server_port = host.rpartition(":")
+    if not sep or not server_port.isdigit():  # no port ("example.com", "[::1]")
+        server_name, server_port = host, ""
     client = meta.get("REMOTE_ADDR") or "0.0.0.0"  # noqa: S104 - an address, not a bind
     return {
         "type": "http",
@@ -121,9 +127,9 @@ def _scope(request: Request, body: bytes) -> dict[str, Any]:
         "method": request.method,
         "scheme": request.scheme,
         "path": request.path,
-        "raw_path": request.path.encode(),
+        "raw_path": request.path.encode("utf-8", "replace"),
         "root_path": "",
-        "query_string": meta.get("QUERY_STRING", "").encode("latin-1"),
+        "query_string": meta.get("QUERY_STRING", "").encode("latin-1", "replace"),
         "headers": headers,
         "client": (client, 0),
         "server": (server_name, int(server_port or (443 if request.is_secure() else 80))),
@@ -163,9 +169,19 @@ def mcp_handle(request: Request) -> HttpResponse:
     """Answer one HTTP request to /mcp with the SDK's transport."""
     body = request.body
     status, headers, content = async_to_sync(_serve)(_scope(request, body), body)
+    fields = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in headers}
+    fields.pop("content-length", None)
+    if status >= 400 and not fields.get("content-type", "").startswith("application/json"):
+        # The transport refuses a few requests in plain text (e.g. a POST that is not JSON); every
+        # answer of this API is JSON, so the refusal is told as a JSON-RPC error.
+        refusal = types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(code=types.INVALID_REQUEST, message=content.decode("utf-8", "replace")),
+        )
+        content = refusal.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        fields["content-type"] = "application/json"
     response = HttpResponse(content, status=status)
-    for name, value in headers:
-        key = name.decode("latin-1")
-        if key.lower() != "content-length":
-            response[key] = value.decode("latin-1")
+    for key, value in fields.items():
+        response[key] = value
     return response

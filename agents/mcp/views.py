@@ -72,8 +72,12 @@ class McpView(ApiView):
         responses={
             200: JsonRpcResponseOut,
             202: OpenApiResponse(description="a notification, accepted"),
-            400: OpenApiResponse(JsonRpcResponseOut, description="not a JSON-RPC message"),
+            400: OpenApiResponse(
+                JsonRpcResponseOut, description="not a JSON-RPC message, or the body is not application/json"
+            ),
             406: OpenApiResponse(JsonRpcResponseOut, description="the Accept header does not accept JSON"),
+            413: OpenApiResponse(JsonRpcResponseOut, description="the body is too large"),
+            415: OpenApiResponse(JsonRpcResponseOut, description="the body is not application/json"),
         },
     )
     def post(self, request: Request) -> HttpResponse:
