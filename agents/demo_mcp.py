@@ -10,18 +10,20 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import requests
 from eth_account import Account
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import RequestParamsMeta, TextContent
 from x402 import x402ClientSync
 from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
 from x402.mcp.types import MCPToolResult
 from x402.mcp.utils import extract_payment_required_from_result
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
+from x402.schemas import PaymentRequirements
 
 from agents.demo_credits import deposit, register
 
@@ -51,8 +53,17 @@ def ensure_credits(stack: dict[str, Any], wallet: Any, key: str) -> bool:
         if credits(base, key) >= NEEDED_USDC:
             return True
         time.sleep(0.5)
-    print(f"the deposit was not credited within {CREDIT_WAIT_SECONDS} s (is the worker running?)", file=sys.stderr)
+    print(
+        f"the deposit was not credited within {CREDIT_WAIT_SECONDS} s (is the worker running?)",
+        file=sys.stderr,
+    )
     return False
+
+
+def text(result: Any) -> str:
+    """The first text block of a tool result."""
+    first = result.content[0] if result.content else None
+    return first.text if isinstance(first, TextContent) else ""
 
 
 def receipt(result: Any) -> str:
@@ -65,7 +76,10 @@ async def with_key(url: str, key: str) -> bool:
         async with streamable_http_client(url, http_client=http) as (read, write):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
-                say("initialize", f"{init.server_info.name} {init.server_info.version}, protocol {init.protocol_version}")
+                say(
+                    "initialize",
+                    f"{init.server_info.name} {init.server_info.version}, protocol {init.protocol_version}",
+                )
                 tools = (await session.list_tools()).tools
                 paid = [t for t in tools if "USDC per call" in (t.description or "")]
                 say("tools/list", f"{len(tools)} tools: {len(tools) - len(paid)} free, {len(paid)} paid")
@@ -74,10 +88,13 @@ async def with_key(url: str, key: str) -> bool:
                 regime = await session.call_tool("regime", {})
                 say("free tool", f"regime -> {json.dumps(regime.structured_content)[:200]}")
                 result = await session.call_tool(PAID_TOOL, {})
-                say("credits", f"{PAID_TOOL} with X-API-Key -> isError={result.is_error}, receipt {receipt(result)}")
+                say(
+                    "credits",
+                    f"{PAID_TOOL} with X-API-Key -> isError={result.is_error}, receipt {receipt(result)}",
+                )
                 pack = await session.call_tool("mcp_managed_pack", {})
                 if pack.is_error:
-                    say("managed pack", f"refused: {pack.content[0].text[:300]}")
+                    say("managed pack", f"refused: {text(pack)[:300]}")
                     return False
                 body = pack.structured_content or {}
                 say(
@@ -104,15 +121,19 @@ async def with_x402(url: str, wallet: Any) -> bool:
                 )
             )
             if required is None:
-                say("x402", f"expected the payment requirements, got {unpaid.content[0].text[:200]}")
+                say("x402", f"expected the payment requirements, got {text(unpaid)[:200]}")
                 return False
             accept = required.accepts[0]
-            say("x402", f"{PAID_TOOL} unpaid -> PaymentRequired: {accept.amount} atomic USDC to {accept.pay_to}")
+            amount = accept.amount if isinstance(accept, PaymentRequirements) else accept.max_amount_required
+            say("x402", f"{PAID_TOOL} unpaid -> PaymentRequired: {amount} atomic USDC to {accept.pay_to}")
             payload = client.create_payment_payload(required)
-            result = await session.call_tool(
-                PAID_TOOL, {}, meta={MCP_PAYMENT_META_KEY: payload.model_dump(by_alias=True)}
+            # x402's MCP transport: the signed payload in the call's _meta (an open map).
+            meta = cast(RequestParamsMeta, {MCP_PAYMENT_META_KEY: payload.model_dump(by_alias=True)})
+            result = await session.call_tool(PAID_TOOL, {}, meta=meta)
+            say(
+                "x402",
+                f"paid in _meta['{MCP_PAYMENT_META_KEY}'] -> isError={result.is_error}, settlement {receipt(result)}",
             )
-            say("x402", f"paid in _meta['{MCP_PAYMENT_META_KEY}'] -> isError={result.is_error}, settlement {receipt(result)}")
             return not result.is_error
 
 

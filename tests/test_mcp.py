@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 import requests
+from django.db import connections
 from django.utils import timezone
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -25,11 +27,14 @@ from x402.mcp.types import MCPToolResult
 from x402.mcp.utils import extract_payment_required_from_result
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 
+from agents.mcp.managed import ManagedCallRail
+from agents.mcp.services import mcp_allowance_grant
 from agents.mcp.tools import EMPTY_OBJECT, FREE_TOOL_ROUTES
 from agents.models import AgentInteraction, McpAllowance, McpAllowanceCall
 from billing.chain.localchain import DEMO_PAYER, dev_account
 from billing.credits import credit_add, ledger_audit
 from billing.models import LedgerEntry, Payment
+from billing.paid_call import paid_call
 from catalog.models import EditorialPiece, NewsItem, Sku
 from catalog.products.registry import product_get
 from catalog.selectors.skus import live_skus
@@ -331,6 +336,32 @@ def test_managed_pack_over_mcp_expiry_failures_and_packs_paid_by_credits(api, se
     assert McpAllowanceCall.objects.count() == 0
     admin_view = McpAllowance.objects.first()
     assert admin_view is not None and str(admin_view).startswith(f"{account.id}: 0/5")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_parallel_calls_use_a_5_call_allowance_exactly_5_times_and_credits_pay_the_rest():
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    _, account = funded(1.0)
+    allowance = mcp_allowance_grant(account=account, calls=5, days=1)
+
+    def one(_: int) -> str:
+        try:
+            rail = ManagedCallRail(account=account, reference="/mcp test")
+            paid = paid_call(product=STATUS_SKU, params=None, base_url="http://testserver", payment=rail)
+            return paid.receipt.rail
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        rails = list(pool.map(one, range(20)))
+    assert rails.count("session") == 5 and rails.count("credits") == 15
+    allowance.refresh_from_db()
+    assert allowance.calls_used == 5 and McpAllowanceCall.objects.count() == 5
+    assert len(sku_calls()) == 15 and balance(account) == 1_000_000 - 15 * STATUS_PRICE
+    assert ledger_audit() == []
 
 
 @pytest.mark.django_db

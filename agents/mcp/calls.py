@@ -246,4 +246,7 @@ def _api_error(exc: ApiError) -> ToolAnswer:
             f"{'.'.join(str(p) for p in err['loc'][1:]) or 'arguments'}: {err['msg']}" for err in exc.errors
         )
         return _error(exc.status_code, body, f"invalid arguments: {problems}")
+    if exc.code == "settlement_pending":
+        # The x402 rail's collect hint names the HTTP retry; over MCP it is the same tool call.
+        body["collect"] = {"how": f"call the same tool again with the same _meta['{MCP_PAYMENT_META_KEY}']"}
     return _error(exc.status_code, body, exc.detail)
