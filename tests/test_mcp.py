@@ -185,6 +185,9 @@ def test_refusals_are_tool_errors_and_charge_nothing(api):
     assert result["structuredContent"]["detail"][0]["loc"] == ["arguments", "news_id"]
     assert result["content"][0]["text"].startswith("invalid arguments: news_id:")
     assert call(api, "news_unlock", {}, key=key)["structuredContent"]["detail"][0]["type"] == "missing"
+    nul = call(api, "news_catalog", {"category": "a\u0000b"})["structuredContent"]
+    assert nul["status"] == 422 and nul["detail"][0]["loc"] == ["arguments", "category"]
+    assert call(api, "no\u0000tool")["structuredContent"]["status"] == 404
     # Nothing fresh to sell: 503, uncharged.
     result = call(api, "morning_brief", key=key)
     assert result["isError"] and result["structuredContent"]["status"] == 503
@@ -204,7 +207,7 @@ def test_refusals_are_tool_errors_and_charge_nothing(api):
     assert unknown["isError"] and unknown["structuredContent"]["status"] == 404
     assert balance(account) == 500_000 and sku_calls() == []
     statuses = sorted(AgentInteraction.objects.filter(surface="mcp").values_list("status_code", flat=True))
-    assert statuses == [401, 402, 404, 422, 422, 503]
+    assert statuses == [401, 402, 404, 404, 422, 422, 422, 503]
 
 
 @pytest.mark.django_db
@@ -228,6 +231,8 @@ def test_an_unpaid_paid_tool_answers_the_rest_402s_requirements(api):
         assert parsed is not None and parsed.accepts[0].amount == str(sku.price_atomic)
     assert AgentInteraction.objects.filter(surface="mcp", status_code=402).count() == 3
     assert Payment.objects.count() == 0
+    # Each unpaid MCP call is a payment challenge in the conversion funnel, like the REST 402s.
+    assert api.get("/api/a2a/monetization/conversion").json()["hits"]["challenge"] == 6
 
 
 @pytest.mark.django_db

@@ -30,7 +30,8 @@ from x402.schemas.v1 import PaymentPayloadV1
 
 from a2a_service.core.errors import ApiError, NotFound, RequestValidationError
 from a2a_service.core.money import usdc_from_atomic
-from a2a_service.core.views import base_url
+from a2a_service.core.parsers import text_is_storable, unstorable_text_at
+from a2a_service.core.views import HIT_COUNTERS, base_url
 from agents.mcp import MCP_PATH
 from agents.mcp.managed import SKU as MANAGED_SKU
 from agents.mcp.managed import ManagedCallRail
@@ -90,13 +91,23 @@ def mcp_tool_call(
         surface="mcp",
         status_code=answer.status_code,
         latency_ms=int((time.monotonic() - started) * 1000),
-        skill=name,
+        # PostgreSQL stores no NUL or lone surrogate: a made-up name is kept escaped.
+        skill=name if text_is_storable(name) else name.encode("unicode_escape", "backslashreplace").decode(),
     )
     return answer
 
 
 def _answer(request: Request, name: str, arguments: dict[str, Any], meta: dict[str, Any]) -> ToolAnswer:
     base = base_url(request)
+    # As the JSON body parser does for the REST routes: text no query can carry is refused here,
+    # not as a database error.
+    where = unstorable_text_at(arguments)
+    if where is not None:
+        raise RequestValidationError.single(
+            [ARGUMENTS, *where],
+            "text must not contain NUL characters or lone surrogates",
+            "string_unstorable",
+        )
     row = free_tool(name)
     if row is not None:
         query: dict[str, Any] = {}
@@ -125,6 +136,7 @@ def _answer(request: Request, name: str, arguments: dict[str, Any], meta: dict[s
     if request.headers.get("X-API-Key", "").strip():
         rail_key = ManagedCallRail(account=api_key_account(request), reference=f"{MCP_PATH} {name}")
         return _paid(paid_call(product=offer, payment=rail_key))
+    _count_challenge(name)
     return _payment_required(
         challenge,
         base,
@@ -133,6 +145,16 @@ def _answer(request: Request, name: str, arguments: dict[str, Any], meta: dict[s
         f"{name} costs {usdc_from_atomic(challenge.price_atomic):g} USDC: pay it with x402 "
         f"(_meta['{MCP_PAYMENT_META_KEY}']) or send your X-API-Key",
     )
+
+
+def _count_challenge(sku: str) -> None:
+    """An unpaid call answered with the payment requirements is a payment challenge, counted
+    like the x402 route's 402s (the conversion funnel's challenges); counting never fails it."""
+    for counter in HIT_COUNTERS:
+        try:
+            counter(metric="challenge", key=sku)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _is_paid_tool(name: str) -> bool:
