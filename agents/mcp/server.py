@@ -10,8 +10,9 @@ HttpResponse. So the same code runs under granian, live_server and the test clie
 - Stateless: every request is self-contained (no Mcp-Session-Id, nothing kept between
   requests), so nothing needs a long-lived event loop: `async_to_sync` gives the request a fresh
   loop and the SDK's session manager lives for that request only (its `run()` is a task group
-  and an empty lifespan: microseconds next to the request's database work). A process-wide loop
-  would be cheaper by a loop creation, but its handlers could not reach the ORM on the request's
+  and an empty lifespan). The whole bridge (loop, manager, transport, JSON-RPC parsing) costs a
+  few milliseconds per request, about what a free REST GET costs in all. A process-wide loop
+  would save the loop creation, but its handlers could not reach the ORM on the request's
   thread, where the request's database connection (and a test's transaction) is.
 - The handlers reach the ORM through `sync_to_async` (thread-sensitive): asgiref runs them back
   on the request's own thread, with its connection.
