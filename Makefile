@@ -68,6 +68,7 @@ demo: install
 	$(PY) -m agents.demo_sessions
 	$(PY) -m agents.demo_signals
 	$(PY) -m agents.demo_a2a
+	$(PY) -m agents.demo_mcp
 
 contracts: install
 	node billing/chain/compile.js

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from a2a_service.core.admin_base import ReadOnlyAdmin
+from agents.mcp import admin as mcp_admin  # noqa: F401  (the managed MCP allowances)
 from agents.models import A2aTask, AgentInteraction, Erc8004Registration
 
 

@@ -120,3 +120,43 @@ class A2aTask(models.Model):
     @property
     def terminal(self) -> bool:
         return self.state in self.TERMINAL
+
+
+class McpAllowance(models.Model):
+    """A managed MCP pack bought by an account (agents/mcp/managed.py): `calls_total` paid tool
+    calls on /mcp with the account's X-API-Key until `expires_at`, with no per-call debit. Once
+    used up or expired, the account's calls are paid from its credits again."""
+
+    account = models.ForeignKey("billing.Account", on_delete=models.PROTECT, related_name="mcp_allowances")
+    calls_total = models.PositiveIntegerField()
+    calls_used = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+    paid_by = models.CharField(max_length=42, blank=True, help_text="the paying wallet")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(calls_used__lte=models.F("calls_total")),
+                name="mcp_allowance_calls_within_quota",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account_id}: {self.calls_used}/{self.calls_total} until {self.expires_at:%Y-%m-%d}"
+
+    @property
+    def calls_remaining(self) -> int:
+        return max(self.calls_total - self.calls_used, 0)
+
+
+class McpAllowanceCall(models.Model):
+    """One paid tool call paid by an allowance instead of credits."""
+
+    allowance = models.ForeignKey(McpAllowance, on_delete=models.CASCADE, related_name="calls")
+    sku = models.ForeignKey("catalog.Sku", on_delete=models.PROTECT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.allowance_id} {self.sku_id}"

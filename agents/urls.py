@@ -16,6 +16,7 @@ from agents.discovery.catalog_agents import UNKNOWN_AGENT
 from agents.discovery.views import AgentFrameworkPackView, MarketplaceExecuteView
 from agents.erc8004 import documents as erc8004
 from agents.erc8004 import schemas as es
+from agents.mcp.views import McpView
 
 D, A, MK = "discovery", "agents", "marketplace"
 
@@ -235,6 +236,8 @@ urlpatterns = free_urlpatterns(FREE_GETS) + [
         name="agent_framework_pack",
     ),
     path("api/a2a/marketplace/execute", MarketplaceExecuteView.as_view(), name="marketplace_execute"),
+    # The MCP server (streamable HTTP): agents/mcp/.
+    path("mcp", McpView.as_view(), name="mcp"),
 ]
 
 # The catalog agents and the hub. After every app's routes (a2a_service/urls.py): the slug

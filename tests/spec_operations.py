@@ -192,5 +192,7 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/bounties/mine"),
         # the x402 path of the txgen SKU (the interface sells it by X-API-Key only)
         ("GET", "/api/a2a/x402/txgen/transaction"),
+        # the MCP server (streamable HTTP, issue 14)
+        ("POST", "/mcp"),
     }
 )

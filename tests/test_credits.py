@@ -195,7 +195,7 @@ def test_an_x402_path_is_paid_from_credits_when_an_api_key_is_sent(api):
         api.get("/api/a2a/x402/payments/dual-rail-status", HTTP_X_API_KEY="a2a_" + "y" * 43).status_code
         == 401
     )
-    broke = api.get("/api/a2a/x402/mcp/managed-pack", HTTP_X_API_KEY=key)
-    assert broke.status_code == 503  # product not built: before any debit
+    broke = api.get("/api/a2a/x402/mcp/managed-pack", HTTP_X_API_KEY=key)  # 0.5 USDC
+    assert broke.status_code == 402 and broke.json()["code"] == "insufficient_credit"  # before any debit
     account.refresh_from_db()
     assert account.credit_balance_atomic == 40_000

@@ -493,6 +493,10 @@ SIGNAL_DESK_PACK_DAYS = env.int("SIGNAL_DESK_PACK_DAYS", default=30)
 PREDICTION_ALERT_PACK_DAYS = env.int("PREDICTION_ALERT_PACK_DAYS", default=30)
 # How long buying the pro morning brief turns morning_brief push on for the buyer's webhooks.
 MORNING_BRIEF_PRO_DAYS = env.int("MORNING_BRIEF_PRO_DAYS", default=30)
+# The managed MCP pack (agents/mcp/managed.py): how many paid tool calls on /mcp it grants the
+# buyer's API key, and for how many days (then calls are paid from credits again).
+MCP_MANAGED_CALLS = env.int("MCP_MANAGED_CALLS", default=20)
+MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
 # --- signals, regime, track record (catalog/analytics/signals.py, catalog/intel.py) ------------
 # Stop and target of a signal, in ATRs of its 1h bars from the entry; how many 1h bars it holds.
 SIGNAL_STOP_ATR = env.float("SIGNAL_STOP_ATR", default=1.5)
@@ -570,6 +574,8 @@ LOGGING = {
         "django": {"handlers": [], "level": "INFO", "propagate": True},
         "django.db.backends": {"level": "WARNING"},
         "django.request": {"filters": ["expected_503", "expected_4xx"]},
+        # The MCP SDK logs each stateless request's session start and end at INFO (agents/mcp/).
+        "mcp": {"level": "WARNING"},
     },
 }
 

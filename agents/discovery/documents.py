@@ -15,6 +15,8 @@ from a2a_service.core.payment_routes import routes_state
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import agent_skill
 from agents.discovery.identity import POSITIONING, SERVICE_NAME, SERVICE_VERSION
+from agents.mcp import MCP_PATH
+from agents.mcp.tools import mcp_tools
 from billing import schemas as bs
 from billing.models import BillingSettings
 from billing.selectors.credits import credit_bundle, credit_onboarding
@@ -367,54 +369,21 @@ def hero_pack(base: str) -> s.HeroPackOut:
 
 
 def mcp_catalog(base: str) -> s.McpCatalogOut:
+    """The MCP server's tools (agents/mcp/tools.py, the function tools/list on /mcp answers with),
+    each with its REST twin, and the server's endpoint."""
     tools = [
         s.McpToolOut(
-            name="strategies",
-            description="Trading modules, live or scout (free).",
-            inputSchema={"type": "object", "properties": {}},
-            paid=False,
-            price_usdc=None,
-            http={"method": "GET", "url": absolute(base, "/api/mcp/strategies")},
-        ),
-        s.McpToolOut(
-            name="regime",
-            description="Current market regime (free).",
-            inputSchema={"type": "object", "properties": {}},
-            paid=False,
-            price_usdc=None,
-            http={"method": "GET", "url": absolute(base, "/api/mcp/regime")},
-        ),
-        s.McpToolOut(
-            name="news_catalog",
-            description="News teasers with unlock prices (free).",
-            inputSchema={
-                "type": "object",
-                "properties": {"limit": {"type": "integer"}, "category": {"type": "string"}},
-            },
-            paid=False,
-            price_usdc=None,
-            http={"method": "GET", "url": absolute(base, "/api/a2a/news/catalog")},
-        ),
+            name=t.name,
+            description=t.description,
+            inputSchema=t.input_schema,
+            outputSchema=t.output_schema,
+            paid=t.paid,
+            price_usdc=t.price_usdc,
+            http=t.http,
+        )
+        for t in mcp_tools(base)
     ]
-    for x in live_skus():
-        product = product_get(x.sku)
-        schema = (
-            product.params.model_json_schema()
-            if product and product.params
-            else {"type": "object", "properties": {}}
-        )
-        tools.append(
-            s.McpToolOut(
-                name=x.sku,
-                description=f"{x.headline} ({x.price_usdc} USDC)",
-                inputSchema=schema,
-                outputSchema=output_schema(x.sku),
-                paid=True,
-                price_usdc=x.price_usdc,
-                http={"method": "GET", "url": absolute(base, x.path)},
-            )
-        )
-    return s.McpCatalogOut(tools=tools, count=len(tools))
+    return s.McpCatalogOut(tools=tools, count=len(tools), endpoint=absolute(base, MCP_PATH))
 
 
 def index_routes(base: str) -> s.IndexRoutesOut:

@@ -376,6 +376,9 @@ class McpToolOut(Out):
 class McpCatalogOut(Out):
     tools: list[McpToolOut]
     count: int
+    endpoint: str = Field(
+        "", description="the MCP server answering tools/list and tools/call (streamable HTTP)"
+    )
 
 
 class IndexRouteAgentOut(Out):

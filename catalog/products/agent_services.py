@@ -352,13 +352,5 @@ register(
 # The `bounties` product (GET /api/a2a/bounties, /api/a2a/x402/bounties) is registered by billing
 # (billing/bounties/products.py): the bounties and their rewards are billing's rows.
 
-register(
-    ProductSpec(
-        sku="mcp_managed_pack",
-        path="/mcp/managed-pack",
-        headline="MCP managed pack: hosted MCP tools for this catalog",
-        price="0.5",
-        family="mcp",
-        rank=39,
-    )
-)
+# mcp_managed_pack is registered by agents/mcp/managed.py: what it sells (an allowance of MCP tool
+# calls on the buyer's API key) is the MCP server's, one layer up.
