@@ -182,5 +182,11 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # x402 paths of the SKUs added for the X-API-Key routes tokenized/signals and tokenized/scalp
         ("GET", "/api/a2a/x402/tokenized/signals"),
         ("GET", "/api/a2a/x402/tokenized/scalp"),
+        # execution delegation and the coordination pool (issue 15): status, revoke, leave
+        ("GET", "/api/a2a/account/delegation/status"),
+        ("GET", "/api/a2a/account/delegation/{delegation_id}"),
+        ("POST", "/api/a2a/account/delegation/{delegation_id}/revoke"),
+        ("POST", "/api/a2a/pool/leave"),
+        ("GET", "/api/a2a/pool/status"),
     }
 )

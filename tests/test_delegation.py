@@ -88,7 +88,7 @@ def publish(side: str, entry: float, stop: float, basis: dict | None = None) -> 
     return signal
 
 
-def activate(api, key: str, url: str, **over) -> dict:
+def activate(api, key: str, url: str, **over):
     body = {
         "desk": DESK,
         "symbols": [SYMBOL],
@@ -262,9 +262,10 @@ def test_pool_three_members_pro_rata_and_staggered(
     settings.POOL_SLOT_SECONDS = 2.0
     settings.POOL_SIGNAL_SIZE_USDC = 10_000
     a, b, c = account_with_pack(), account_with_pack(), account_with_pack()
-    join = lambda key, **body: api.post(
-        "/api/a2a/pool/join", {"desk": DESK, **body}, format="json", HTTP_X_API_KEY=key
-    )  # noqa: E731
+
+    def join(key, **body):
+        return api.post("/api/a2a/pool/join", {"desk": DESK, **body}, format="json", HTTP_X_API_KEY=key)
+
     ra = join(a.api_key, max_size_usdc=6000, webhook_url=receiver.url)
     assert ra.status_code == 201 and ra.json()["slot"] == 0 and ra.json()["secret"].startswith("whsec_")
     receiver.secret = ra.json()["secret"]
@@ -313,3 +314,26 @@ def test_pool_three_members_pro_rata_and_staggered(
     state = api.get("/api/a2a/pool/status", {"desk": DESK}, HTTP_X_API_KEY=c.api_key).json()["pools"][0]
     # c moves up to slot 1; 5000 + 4000 fit in 10000 unscaled.
     assert state["members"] == 2 and state["you"]["slot"] == 1 and state["you"]["allocation_usdc"] == 4000
+
+
+def test_the_sweep_hands_over_signals_the_publish_hook_missed(api, receiver, queued, market):
+    reg = account_with_pack()
+    # Created a moment before the signal: the sweep covers signals published after activation only.
+    activate(api, reg.api_key, receiver.url)
+    Delegation.objects.update(created_at=timezone.now() - timedelta(seconds=5))
+    member = account_with_pack()
+    api.post(
+        "/api/a2a/pool/join",
+        {"desk": DESK, "share": 0.25, "webhook_url": receiver.url},
+        format="json",
+        HTTP_X_API_KEY=member.api_key,
+    )
+    signal = publish("long", 100, 98)  # no commit in the test transaction: the hook never ran
+    assert not DelegatedOrder.objects.exists() and not PoolDelivery.objects.exists()
+    from webhooks.dispatch import desk_signals_dispatch_due
+
+    assert desk_signals_dispatch_due() == 1
+    # 1% / 2% = half size: a 500 USDC order; the pool's size 5000, a quarter of it 1250.
+    assert DelegatedOrder.objects.get(signal=signal).notional_atomic == 500_000_000
+    assert PoolDelivery.objects.get(signal=signal).allocation_atomic == 1_250_000_000
+    assert desk_signals_dispatch_due() == 0  # once
