@@ -337,3 +337,40 @@ def test_the_sweep_hands_over_signals_the_publish_hook_missed(api, receiver, que
     assert DelegatedOrder.objects.get(signal=signal).notional_atomic == 500_000_000
     assert PoolDelivery.objects.get(signal=signal).allocation_atomic == 1_250_000_000
     assert desk_signals_dispatch_due() == 0  # once
+
+
+def test_the_demo_gets_an_order_reports_its_fill_and_prints_the_pnl(
+    live_server, transactional_db, settings, monkeypatch, tmp_path, capsys, market
+):
+    """agents/demo_delegation.py against a live server: deliveries run in threads here (the
+    stack's webhook worker does it there)."""
+    import json
+    import threading
+
+    from eth_account import Account as EthAccount
+
+    from agents import demo_delegation
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
+
+    def enqueue(delivery_id, countdown=0):
+        threading.Timer(countdown + 0.2, delivery_attempt, kwargs={"delivery_id": delivery_id}).start()
+
+    monkeypatch.setattr(webhook_services, "_enqueue", enqueue)
+    wallet = EthAccount.create()
+    reg = register_wallet(wallet)
+    PushEntitlement.objects.create(account=reg.account, expires_at=timezone.now() + timedelta(days=1))
+    publish("long", 100, 98)  # open: include_open makes it an order of 250 x (1% / 2%) = 125 USDC
+    (tmp_path / ".run").mkdir()
+    (tmp_path / ".run" / "stack.json").write_text(
+        json.dumps({"base_url": live_server.url, "demo_payer_private_key": wallet.key.hex()})
+    )
+    monkeypatch.setattr(demo_delegation, "ROOT", tmp_path)
+    monkeypatch.setattr(demo_delegation, "SYMBOLS", ["BTC/USDT", "NOPE/USDT"])
+    assert demo_delegation.main() == 0
+    out = capsys.readouterr().out
+    assert "standardwebhooks verified" in out and "buy 1.25000000 BTC/USDT" in out
+    assert "unrealized 6.25;" in out  # 1.25 bought at 100, marked at 105
+    fill = DelegatedFill.objects.get()
+    assert fill.delegation.account_id == reg.account.pk and fill.notional_atomic == 125_000_000
+    assert fill.delegation.status == "revoked"

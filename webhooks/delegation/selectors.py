@@ -104,7 +104,7 @@ def mark_price(symbol: str, venue: str = "") -> Mark | None:
             )
     for tf, step in CANDLE_STEPS.items():
         rows = Candle.objects.filter(symbol=symbol, timeframe=tf)
-        for ex in {venue, None}:
+        for ex in [venue, ""] if venue else [""]:
             pick = rows.filter(exchange=ex) if ex else rows
             c = pick.order_by("-open_time").only("exchange", "close", "open_time", "source", "replay").first()
             if c is not None:

@@ -58,12 +58,12 @@ def desk_known(desk: str) -> bool:
     )
 
 
-def desk_symbols(desk: str) -> set[str]:
-    """The symbols a desk can signal: those it has signalled, and every symbol with ingested
-    candles (the desks' pass computes its signals over all of them)."""
-    signalled = set(DeskSignal.objects.filter(desk=desk).values_list("symbol", flat=True).distinct())
-    candles = set(Candle.objects.order_by().values_list("symbol", flat=True).distinct())
-    return signalled | candles
+def desk_symbols_unknown(desk: str, symbols: list[str]) -> list[str]:
+    """Those of `symbols` the desk cannot signal: neither signalled by it before nor with
+    ingested candles (the desks' pass computes its signals over every symbol with candles).
+    One indexed existence check per symbol, never a scan of the candles."""
+    signalled = set(DeskSignal.objects.filter(desk=desk, symbol__in=symbols).values_list("symbol", flat=True))
+    return sorted(s for s in set(symbols) - signalled if not Candle.objects.filter(symbol=s).exists())
 
 
 def _gate_factor(signal: DeskSignal) -> float:
@@ -192,7 +192,7 @@ def delegation_activate(
     if not desk_known(desk):
         raise _invalid("desk", f"unknown desk {desk!r}; see /api/a2a/program/scorecard-30d", "desk_unknown")
     wanted = list(dict.fromkeys(symbols))
-    unknown = sorted(set(wanted) - desk_symbols(desk))
+    unknown = desk_symbols_unknown(desk, wanted)
     if unknown:
         raise _invalid("symbols", f"symbols the desk does not trade: {', '.join(unknown)}", "symbol_unknown")
     per_signal = atomic_from_usdc(max_notional_per_signal_usdc)
