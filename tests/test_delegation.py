@@ -165,11 +165,31 @@ def test_delegation_orders_fills_pnl_and_scorecard(
     assert again.status_code == 200 and again.json()["duplicate"] is True
     assert DelegatedFill.objects.count() == 2
 
-    # The desk closes it; a short comes: 1000 wanted, 500 left of the total -> a 500 USDC sell.
-    desk_signal_close(
-        signal=first,
-        result=Outcome(exit_price=102.0, pnl_pct=2.0, reason="target", closed_at=timezone.now()),
+    # The desk closes it at 102: the exit order sells back the 9.9 filled.
+    with django_capture_on_commit_callbacks(execute=True):
+        desk_signal_close(
+            signal=first,
+            result=Outcome(exit_price=102.0, pnl_pct=2.0, reason="target", closed_at=timezone.now()),
+        )
+    exit1 = DelegatedOrder.objects.get(signal=first, kind="exit")
+    assert (exit1.side, exit1.size, exit1.closes_id, exit1.notional_atomic) == (
+        "sell",
+        Decimal("9.9"),
+        order1.id,
+        1_009_800_000,
     )
+    assert delivery_attempt(delivery_id=WebhookDelivery.objects.get(event=exit1.event).pk) == "delivered"
+    data = receiver.received[-1]["payload"]["data"]
+    assert (
+        data["kind"] == "exit"
+        and data["closes_order_id"] == str(order1.id)
+        and data["reference_price"] == 102
+    )
+    assert fill(api, reg.api_key, str(exit1.id), 102, 5, 0.5).status_code == 201
+    over = fill(api, reg.api_key, str(exit1.id), 102, 5)  # 10 > 9.9 x 1.01
+    assert over.status_code == 422 and over.json()["detail"][0]["type"] == "order_limit"
+
+    # A short comes: 1000 wanted, 500 left of the total (exits do not count) -> a 500 USDC sell.
     with django_capture_on_commit_callbacks(execute=True):
         second = publish("short", 110, 111.1)
     order2 = DelegatedOrder.objects.get(signal=second)
@@ -177,25 +197,31 @@ def test_delegation_orders_fills_pnl_and_scorecard(
     assert order2.size == Decimal("4.545454545454")
     assert fill(api, reg.api_key, str(order2.id), 110, 4, 0.44).status_code == 201
 
-    # Worked example: FIFO sells 4 @ 110 against the 4 bought @ 100: realized 40; 5.9 @ 101 stay
-    # open, marked at the newest 1m close 105: unrealized 5.9 x 4 = 23.6; fees 1.44.
+    # Worked example, FIFO: the exit's 5 @ 102 close 4 bought @ 100 and 1 @ 101 (8 + 1); the
+    # short's 4 @ 110 close 4 more @ 101 (36): realized 45. 0.9 @ 101 stay open, marked at the
+    # newest 1m close 105: unrealized 3.6. Fees 0.4 + 0.6 + 0.5 + 0.44 = 1.94.
     status = api.get("/api/a2a/account/delegation/status", HTTP_X_API_KEY=reg.api_key).json()
     d = status["delegations"][0]
-    assert d["pnl"]["realized_pnl_usdc"] == 40 and d["pnl"]["fees_usdc"] == 1.44
-    assert d["pnl"]["realized_net_usdc"] == 38.56 and d["pnl"]["unrealized_pnl_usdc"] == 23.6
-    assert d["pnl"]["total_pnl_usdc"] == 62.16 and d["pnl"]["replay"] is False
+    assert d["pnl"]["realized_pnl_usdc"] == 45 and d["pnl"]["fees_usdc"] == 1.94
+    assert d["pnl"]["realized_net_usdc"] == 43.06 and d["pnl"]["unrealized_pnl_usdc"] == 3.6
+    assert d["pnl"]["total_pnl_usdc"] == 46.66 and d["pnl"]["replay"] is False
     (pos,) = d["positions"]
-    assert pos["size"] == 5.9 and pos["avg_entry_price"] == 101 and pos["mark"]["price"] == 105
+    assert pos["size"] == 0.9 and pos["avg_entry_price"] == 101 and pos["mark"]["price"] == 105
     assert pos["mark"]["source"] == "candle 1m:exchanges" and pos["mark"]["venue"] == VENUE
-    assert [o["delivery"] for o in d["orders"]] == ["delivered", "pending"]
+    assert [(o["kind"], o["delivery"]) for o in d["orders"]] == [
+        ("entry", "delivered"),
+        ("exit", "delivered"),
+        ("entry", "pending"),
+    ]
     assert d["ordered_notional_usdc"] == 1500 and d["remaining_notional_usdc"] == 0
+    assert d["filled_notional_usdc"] == 1435.9
 
     # The desk's scorecard counts the real fills beside its paper record.
     card = api.get("/api/a2a/program/scorecard-30d").json()
     live = next(x for x in card["desks"] if x["desk"] == DESK)["live_fills"]
-    assert live == {"fills": 3, "notional_usdc": 1435.9, "fees_usdc": 1.44, "realized_pnl_usdc": 38.56}
-    assert card["overall"]["live_fills"]["fills"] == 3
-    assert api.get("/api/a2a/performance").json()["live_fills"]["notional_usdc"] == 1435.9
+    assert live == {"fills": 4, "notional_usdc": 1945.9, "fees_usdc": 1.94, "realized_pnl_usdc": 43.06}
+    assert card["overall"]["live_fills"]["fills"] == 4
+    assert api.get("/api/a2a/performance").json()["live_fills"]["notional_usdc"] == 1945.9
 
     # The delegation's total (staff lowered it to 1450): 55 more would make 1490.9 > 1464.5.
     Delegation.objects.filter(pk=d["id"]).update(max_notional_total_atomic=1_450_000_000)
@@ -209,7 +235,7 @@ def test_delegation_orders_fills_pnl_and_scorecard(
     Delegation.objects.filter(pk=d["id"]).update(expires_at=timezone.now() - timedelta(minutes=1))
     r = fill(api, reg.api_key, str(order2.id), 110, 0.1)
     assert r.status_code == 422 and r.json()["detail"][0]["type"] == "delegation_expired"
-    assert DelegatedFill.objects.count() == 3
+    assert DelegatedFill.objects.count() == 4
     assert (
         api.get(f"/api/a2a/account/delegation/{d['id']}", HTTP_X_API_KEY=reg.api_key).json()["status"]
         == "expired"
@@ -337,6 +363,15 @@ def test_the_sweep_hands_over_signals_the_publish_hook_missed(api, receiver, que
     assert DelegatedOrder.objects.get(signal=signal).notional_atomic == 500_000_000
     assert PoolDelivery.objects.get(signal=signal).allocation_atomic == 1_250_000_000
     assert desk_signals_dispatch_due() == 0  # once
+    # A fill, then the desk closes the signal (no commit: the close hook never ran): the exit.
+    assert fill(api, reg.api_key, str(DelegatedOrder.objects.get().id), 100, 2).status_code == 201
+    desk_signal_close(
+        signal=signal, result=Outcome(exit_price=97.0, pnl_pct=-3.0, reason="stop", closed_at=timezone.now())
+    )
+    assert desk_signals_dispatch_due() == 1
+    exit_order = DelegatedOrder.objects.get(kind="exit")
+    assert (exit_order.side, exit_order.size, exit_order.reference_price) == ("sell", Decimal(2), Decimal(97))
+    assert desk_signals_dispatch_due() == 0
 
 
 def test_the_demo_gets_an_order_reports_its_fill_and_prints_the_pnl(

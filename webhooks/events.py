@@ -102,6 +102,11 @@ class DelegatedOrder(BaseModel):
     then report each fill at POST /api/a2a/account/delegation/report-fill with order_id."""
 
     order_id: str
+    kind: str = Field(
+        description="entry: the desk opened the signal; exit: the desk closed it, close what you filled"
+    )
+    closes_order_id: str | None = Field(description="exit: the entry order it closes")
+    reason: str
     delegation_id: str
     desk: str
     signal_id: int
@@ -109,12 +114,15 @@ class DelegatedOrder(BaseModel):
     venue: str = Field(description="the venue whose prices the desk signalled on")
     side: str = Field(description="buy (a long signal) or sell (a short signal)")
     order_type: str = Field(description="market")
-    reference_price: float = Field(description="the signal's entry price")
+    reference_price: float = Field(description="entry: the signal's entry price; exit: its exit price")
     stop: float | None
     target: float | None
-    size: float = Field(description="notional_usdc / reference_price, in the base asset")
+    size: float = Field(
+        description="entry: notional_usdc / reference_price; exit: the size reported filled on the entry (base asset)"
+    )
     notional_usdc: float = Field(
-        description="max_notional_per_signal x the signal's size fraction, within the delegation's remaining total"
+        description="entry: max_notional_per_signal x the signal's size fraction, within the delegation's remaining "
+        "total; exit: size x reference_price"
     )
     size_fraction: float
     signal_expires_at: str | None

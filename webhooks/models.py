@@ -176,12 +176,18 @@ class Delegation(models.Model):
 
 
 class DelegatedOrder(models.Model):
-    """A desk signal turned into an order of one delegation: sized by the signal's size fraction
-    and the delegation's limits, pushed as a `delegated_order` event (`event`)."""
+    """A desk signal turned into an order of one delegation, pushed as a `delegated_order` event
+    (`event`). An entry order is sized by the signal's size fraction and the delegation's limits;
+    when the desk closes the signal, an exit order (`closes` the entry) sells back what was
+    reported filled on the entry (buys back a short)."""
 
     class Side(models.TextChoices):
         BUY = "buy", "buy"
         SELL = "sell", "sell"
+
+    class Kind(models.TextChoices):
+        ENTRY = "entry", "entry (the signal opened)"
+        EXIT = "exit", "exit (the desk closed the signal)"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     delegation = models.ForeignKey(Delegation, on_delete=models.CASCADE, related_name="orders")
@@ -190,7 +196,18 @@ class DelegatedOrder(models.Model):
     symbol = models.CharField(max_length=40)
     venue = models.CharField(max_length=64, blank=True)
     side = models.CharField(max_length=4, choices=Side.choices)
-    reference_price = models.DecimalField(max_digits=30, decimal_places=12, help_text="the signal's entry")
+    kind = models.CharField(max_length=5, choices=Kind.choices, default=Kind.ENTRY)
+    closes = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="exits",
+        help_text="exit: its entry",
+    )
+    reference_price = models.DecimalField(
+        max_digits=30, decimal_places=12, help_text="entry: the signal's entry; exit: its exit price"
+    )
     size_fraction = models.FloatField(
         help_text="the desk's size for the signal, as a fraction of the per-signal max"
     )
@@ -207,7 +224,7 @@ class DelegatedOrder(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["delegation", "signal"], name="one_order_per_signal_and_delegation"
+                fields=["delegation", "signal", "kind"], name="one_order_per_signal_and_delegation"
             )
         ]
 

@@ -63,6 +63,8 @@ class PnlOut(BaseModel):
 
 class OrderOut(BaseModel):
     id: str
+    kind: str = Field(description="entry (the signal opened) or exit (the desk closed it)")
+    closes_order_id: str | None
     signal_id: int | None
     symbol: str
     venue: str
@@ -99,9 +101,11 @@ class DelegationOut(BaseModel):
     status: str = Field(description="active, expired or revoked")
     max_notional_per_signal_usdc: float
     max_notional_total_usdc: float
-    ordered_notional_usdc: float = Field(description="the orders' notional (orders never sent excluded)")
+    ordered_notional_usdc: float = Field(
+        description="the entry orders' notional (orders never sent excluded; exits reduce exposure and do not count)"
+    )
     remaining_notional_usdc: float = Field(description="what further orders may still add up to")
-    filled_notional_usdc: float
+    filled_notional_usdc: float = Field(description="of the entry orders (what max_notional_total_usdc bounds)")
     fill_tolerance: float = Field(description="a fill may exceed a limit by this fraction of it")
     webhook_url: str | None
     webhook_active: bool
@@ -159,6 +163,8 @@ def _order_out(o: DelegatedOrder, fills: list[DelegatedFill], states: dict[uuid.
     mine = [f for f in fills if f.order_id == o.id]
     return OrderOut(
         id=str(o.id),
+        kind=o.kind,
+        closes_order_id=str(o.closes_id) if o.closes_id else None,
         signal_id=o.signal_id,
         symbol=o.symbol,
         venue=o.venue,
@@ -246,7 +252,7 @@ def delegation_out(d: Delegation) -> DelegationOut:
         max_notional_total_usdc=usdc_from_atomic(d.max_notional_total_atomic),
         ordered_notional_usdc=usdc_from_atomic(committed),
         remaining_notional_usdc=usdc_from_atomic(max(d.max_notional_total_atomic - committed, 0)),
-        filled_notional_usdc=usdc_from_atomic(sum(f.notional_atomic for f in fills)),
+        filled_notional_usdc=usdc_from_atomic(services.filled_atomic(delegation=d)),
         fill_tolerance=settings.DELEGATION_FILL_TOLERANCE,
         webhook_url=sub.url if sub is not None else None,
         webhook_active=bool(sub is not None and sub.is_active),
@@ -268,9 +274,10 @@ class DelegationActivateView(ApiView):
         tags=["accounts"],
         summary="Activate execution delegation",
         description="From now until expires_in_hours, each new signal the desk publishes on one of `symbols` "
-        "is pushed to webhook_url as a delegated_order: side from the signal (long: buy, short: sell), notional "
+        "is pushed to webhook_url as a delegated_order (kind entry): side from the signal (long: buy, short: sell), notional "
         "= max_notional_per_signal_usdc x the signal's size fraction (risk per trade over the stop distance, "
-        "times the regime gate, capped at 1), never more than what max_notional_total_usdc leaves. Pushes are "
+        "times the regime gate, capped at 1), never more than what max_notional_total_usdc leaves. When the desk "
+        "closes the signal, an exit order (kind exit) closes the size you reported filled on the entry. Pushes are "
         "signed with Standard Webhooks headers using the returned secret (shown once) and retried. "
         "webhook_url follows the webhook rules (https, public address). " + PRICING,
         operation_id="delegation_activate",

@@ -6,7 +6,9 @@ the signal's risk-based size fraction (the copy-signal sizing) times the per-sig
 never over the delegation's remaining total, pushed as a signed `delegated_order` event through
 the delegation's own webhook subscription (retries and dead letters as every webhook). The agent
 executes it on its venue and reports each fill (`fill_report`); fills are checked against the
-order's and the delegation's limits, with DELEGATION_FILL_TOLERANCE for price moves and fees."""
+order's and the delegation's limits, with DELEGATION_FILL_TOLERANCE for price moves and fees.
+When the desk closes the signal, an exit order closes what was reported filled on the entry
+(`order_exit_create`), bounded by its size rather than by the notional limits."""
 
 from __future__ import annotations
 
@@ -86,27 +88,41 @@ def signal_size_fraction(signal: DeskSignal) -> float:
 
 
 def committed_atomic(delegation: Delegation) -> int:
-    """The notional of the delegation's orders, except those never sent (skipped: no pack and
-    not enough credit); what the next order's size is capped by."""
+    """The notional of the delegation's entry orders, except those never sent (skipped: no
+    pack and not enough credit); what the next order's size is capped by. Exit orders reduce
+    exposure and do not count."""
+    entries = delegation.orders.filter(kind=DelegatedOrder.Kind.ENTRY)
     skipped = WebhookDelivery.objects.filter(
-        event_id__in=delegation.orders.values("event_id"), state=WebhookDelivery.State.SKIPPED
+        event_id__in=entries.values("event_id"), state=WebhookDelivery.State.SKIPPED
     ).values("event_id")
-    total = delegation.orders.exclude(event_id__in=skipped).aggregate(n=Sum("notional_atomic"))["n"]
+    total = entries.exclude(event_id__in=skipped).aggregate(n=Sum("notional_atomic"))["n"]
     return int(total or 0)
 
 
 def filled_atomic(*, delegation: Delegation | None = None, order: DelegatedOrder | None = None) -> int:
+    """The filled notional of one order, or of a delegation's entry orders (its exposure)."""
     rows = DelegatedFill.objects.all()
     if delegation is not None:
-        rows = rows.filter(delegation=delegation)
+        rows = rows.filter(delegation=delegation, order__kind=DelegatedOrder.Kind.ENTRY)
     if order is not None:
         rows = rows.filter(order=order)
     return int(rows.aggregate(n=Sum("notional_atomic"))["n"] or 0)
 
 
+def filled_size(order: DelegatedOrder) -> Decimal:
+    return Decimal(order.fills.aggregate(n=Sum("size"))["n"] or 0)
+
+
 def _order_payload(order: DelegatedOrder, signal: DeskSignal, delegation: Delegation) -> dict[str, Any]:
     return {
         "order_id": str(order.id),
+        "kind": order.kind,
+        "closes_order_id": str(order.closes_id) if order.closes_id else None,
+        "reason": (
+            f"the desk closed the signal: {signal.get_exit_reason_display() or 'closed'}"
+            if order.kind == DelegatedOrder.Kind.EXIT
+            else "the desk opened the signal"
+        ),
         "delegation_id": str(delegation.id),
         "desk": order.desk,
         "signal_id": signal.id,
@@ -137,7 +153,9 @@ def order_create(*, delegation: Delegation, signal: DeskSignal) -> DelegatedOrde
             return None
         if signal.desk != d.desk or signal.closed_at is not None:
             return None
-        if DelegatedOrder.objects.filter(delegation=d, signal=signal).exists():
+        if DelegatedOrder.objects.filter(
+            delegation=d, signal=signal, kind=DelegatedOrder.Kind.ENTRY
+        ).exists():
             return None
         sub = (
             WebhookSubscription.objects.filter(pk=d.subscription_id, is_active=True).first()
@@ -173,6 +191,65 @@ def order_create(*, delegation: Delegation, signal: DeskSignal) -> DelegatedOrde
         )
         order.save(update_fields=["event"])
     return order
+
+
+def order_exit_create(*, entry: DelegatedOrder, signal: DeskSignal) -> DelegatedOrder | None:
+    """When the desk closed `signal`: the order that closes what was reported filled on its
+    entry order (a sell for a bought entry, a buy for a short one), at the signal's exit price.
+    None when the delegation is not active, nothing was filled, the exit exists already, or its
+    webhook is gone."""
+    with transaction.atomic():
+        d = Delegation.objects.select_for_update().get(pk=entry.delegation_id)
+        if d.status != Delegation.Status.ACTIVE or entry.kind != DelegatedOrder.Kind.ENTRY:
+            return None
+        if DelegatedOrder.objects.filter(delegation=d, signal=signal, kind=DelegatedOrder.Kind.EXIT).exists():
+            return None
+        size = filled_size(entry)
+        sub = (
+            WebhookSubscription.objects.filter(pk=d.subscription_id, is_active=True).first()
+            if d.subscription_id is not None
+            else None
+        )
+        if size <= 0 or sub is None:
+            return None
+        price = Decimal(signal.exit_price if signal.exit_price is not None else signal.entry_price)
+        order = DelegatedOrder.objects.create(
+            delegation=d,
+            signal=signal,
+            desk=entry.desk,
+            symbol=entry.symbol,
+            venue=entry.venue,
+            side=DelegatedOrder.Side.SELL
+            if entry.side == DelegatedOrder.Side.BUY
+            else DelegatedOrder.Side.BUY,
+            kind=DelegatedOrder.Kind.EXIT,
+            closes=entry,
+            reference_price=price,
+            size_fraction=entry.size_fraction,
+            notional_atomic=atomic_from_usdc(size * price),
+            size=size,
+        )
+        order.event = event_publish(
+            kind="delegated_order",
+            payload=_order_payload(order, signal, d),
+            account_id=d.account_id,
+            subscription_id=sub.id,
+        )
+        order.save(update_fields=["event"])
+    return order
+
+
+def exits_dispatch(*, signal_id: int) -> list[DelegatedOrder]:
+    """The exit orders of a signal the desk closed, one per entry order of an active delegation."""
+    signal = DeskSignal.objects.filter(pk=signal_id, closed_at__isnull=False).first()
+    if signal is None:
+        return []
+    out = []
+    for entry in DelegatedOrder.objects.filter(signal=signal, kind=DelegatedOrder.Kind.ENTRY):
+        order = order_exit_create(entry=entry, signal=signal)
+        if order is not None:
+            out.append(order)
+    return out
 
 
 def delegation_activate(
@@ -312,26 +389,37 @@ def fill_report(
         price, qty = _dec(fill_price), _dec(size)
         notional = atomic_from_usdc(price * qty)
         tolerance = Decimal(str(settings.DELEGATION_FILL_TOLERANCE))
-        order_filled = filled_atomic(order=order)
-        order_cap = int(order.notional_atomic * (1 + tolerance))
-        if order_filled + notional > order_cap:
-            raise _invalid(
-                "size",
-                f"size x fill_price {usdc_from_atomic(notional)} USDC takes the order over its notional: "
-                f"{usdc_from_atomic(order_filled)} of {usdc_from_atomic(order.notional_atomic)} USDC filled "
-                f"(tolerance {float(tolerance) * 100:g}%)",
-                "order_limit",
-            )
-        total_filled = filled_atomic(delegation=d)
-        total_cap = int(d.max_notional_total_atomic * (1 + tolerance))
-        if total_filled + notional > total_cap:
-            raise _invalid(
-                "size",
-                f"size x fill_price {usdc_from_atomic(notional)} USDC takes the delegation over its total: "
-                f"{usdc_from_atomic(total_filled)} of {usdc_from_atomic(d.max_notional_total_atomic)} USDC "
-                f"filled (tolerance {float(tolerance) * 100:g}%)",
-                "delegation_limit",
-            )
+        if order.kind == DelegatedOrder.Kind.EXIT:
+            # An exit closes what was filled: bounded by its size, not by the notional limits.
+            done = filled_size(order)
+            if done + qty > order.size * (1 + tolerance):
+                raise _invalid(
+                    "size",
+                    f"size {qty} takes the exit order over its size: {done} of {order.size} filled "
+                    f"(tolerance {float(tolerance) * 100:g}%)",
+                    "order_limit",
+                )
+        else:
+            order_filled = filled_atomic(order=order)
+            order_cap = int(order.notional_atomic * (1 + tolerance))
+            if order_filled + notional > order_cap:
+                raise _invalid(
+                    "size",
+                    f"size x fill_price {usdc_from_atomic(notional)} USDC takes the order over its notional: "
+                    f"{usdc_from_atomic(order_filled)} of {usdc_from_atomic(order.notional_atomic)} USDC filled "
+                    f"(tolerance {float(tolerance) * 100:g}%)",
+                    "order_limit",
+                )
+            total_filled = filled_atomic(delegation=d)
+            total_cap = int(d.max_notional_total_atomic * (1 + tolerance))
+            if total_filled + notional > total_cap:
+                raise _invalid(
+                    "size",
+                    f"size x fill_price {usdc_from_atomic(notional)} USDC takes the delegation over its total: "
+                    f"{usdc_from_atomic(total_filled)} of {usdc_from_atomic(d.max_notional_total_atomic)} USDC "
+                    f"filled (tolerance {float(tolerance) * 100:g}%)",
+                    "delegation_limit",
+                )
         fill = DelegatedFill.objects.create(
             order=order,
             delegation=d,
