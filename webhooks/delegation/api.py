@@ -105,7 +105,9 @@ class DelegationOut(BaseModel):
         description="the entry orders' notional (orders never sent excluded; exits reduce exposure and do not count)"
     )
     remaining_notional_usdc: float = Field(description="what further orders may still add up to")
-    filled_notional_usdc: float = Field(description="of the entry orders (what max_notional_total_usdc bounds)")
+    filled_notional_usdc: float = Field(
+        description="of the entry orders (what max_notional_total_usdc bounds)"
+    )
     fill_tolerance: float = Field(description="a fill may exceed a limit by this fraction of it")
     webhook_url: str | None
     webhook_active: bool
