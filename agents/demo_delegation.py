@@ -191,7 +191,8 @@ def main() -> int:
         reported = resp.json()
         say(
             "fill",
-            f"HTTP {resp.status_code}: {reported['fill']['size']} @ {reported['fill']['fill_price']} "
+            f"HTTP {resp.status_code}: the demo executes nothing; it reports the order as filled at its reference "
+            f"price: {reported['fill']['size']} @ {reported['fill']['fill_price']} "
             f"({reported['fill']['notional_usdc']} USDC, fee {fee}); order filled "
             f"{reported['order']['filled_notional_usdc']} of {reported['order']['notional_usdc']} USDC",
         )
