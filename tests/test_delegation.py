@@ -409,3 +409,63 @@ def test_the_demo_gets_an_order_reports_its_fill_and_prints_the_pnl(
     fill = DelegatedFill.objects.get()
     assert fill.delegation.account_id == reg.account.pk and fill.notional_atomic == 125_000_000
     assert fill.delegation.status == "revoked"
+
+
+def test_an_order_never_sent_leaves_its_notional_to_the_next(
+    api, receiver, queued, market, django_capture_on_commit_callbacks
+):
+    """No pack and no credit: the push is skipped (never sent, never charged) and the order
+    does not use up the delegation's total."""
+    reg = register_wallet()
+    activate(api, reg.api_key, receiver.url, max_notional_total_usdc=1000)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = publish("long", 100, 99)
+    order = DelegatedOrder.objects.get(signal=first)
+    assert WebhookDelivery.objects.get(event=order.event).state == "skipped"
+    d = api.get("/api/a2a/account/delegation/status", HTTP_X_API_KEY=reg.api_key).json()["delegations"][0]
+    assert d["orders"][0]["delivery"] == "skipped" and d["remaining_notional_usdc"] == 1000
+    assert api.get("/api/a2a/account/delegation/nope", HTTP_X_API_KEY=reg.api_key).status_code == 404
+
+
+def test_concurrent_fills_never_pass_the_order_limit(api, receiver, queued, market, transactional_db):
+    """Two fills of 600 against a 1000 USDC order at the same time: the delegation's row lock
+    lets exactly one in."""
+    import threading
+
+    from django.db import connection
+
+    from webhooks.delegation.services import fill_report
+
+    reg = account_with_pack()
+    activate(api, reg.api_key, receiver.url)
+    signal = publish("long", 100, 99)  # committed (transactional test): the hook made the order
+    order = DelegatedOrder.objects.get(signal=signal)
+    results: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def one(n: int) -> None:
+        barrier.wait()
+        try:
+            fill_report(
+                account=reg.account,
+                order_id=str(order.id),
+                venue=VENUE,
+                fill_price=100,
+                size=6,
+                fee_usdc=0,
+                filled_at=timezone.now(),
+                client_fill_id=f"c{n}",
+            )
+            results.append("ok")
+        except Exception as exc:  # the 422
+            results.append(type(exc).__name__)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["RequestValidationError", "ok"]
+    assert DelegatedFill.objects.filter(order=order).count() == 1
