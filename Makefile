@@ -68,6 +68,7 @@ demo: install
 	$(PY) -m agents.demo_sessions
 	$(PY) -m agents.demo_signals
 	$(PY) -m agents.demo_delegation
+	$(PY) -m agents.demo_a2a
 
 contracts: install
 	node billing/chain/compile.js

@@ -11,6 +11,8 @@ from a2a_service.core.errors import NotFound
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.schemas import ErrorOut, HTTPValidationError
 from a2a_service.core.views import ApiView, base_url, ok
+from agents.a2a import schemas as a2a_s
+from agents.a2a.rpc import jsonrpc_answer, jsonrpc_requested
 from agents.chat import chat_reply
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT, agent_status, agenthub_status, catalog_agent
@@ -18,12 +20,33 @@ from catalog.api.bodies import ChatBody
 from catalog.models import CatalogAgent
 
 CHAT_RESPONSES = {200: s.ChatOut, 404: ErrorOut, 422: HTTPValidationError}
+# The POSTs that also speak A2A JSON-RPC (agents/a2a/): a body with "jsonrpc" is a JSON-RPC request.
+JSONRPC_DESCRIPTION = (
+    'A body with a "jsonrpc" member is an A2A JSON-RPC 2.0 request (agents/a2a/rpc.py; methods SendMessage, '
+    "GetTask, CancelTask and 0.3's message/send, tasks/get, tasks/cancel; see /.well-known/agent-card.json); "
+    "any other body is a chat message. Paid skills: the a2a-x402 extension (x402.payment.* message metadata) "
+    "or an X-API-Key header (credits). JSON-RPC answers are HTTP 200 with result or error, except an unknown "
+    "X-API-Key (HTTP 401)."
+)
+AGENT_POST_RESPONSES = {
+    200: a2a_s.ChatOrJsonRpcOut,
+    401: a2a_s.JsonRpcResponseOut,
+    404: ErrorOut,
+    422: HTTPValidationError,
+}
 
 
 def _agent(slug: str) -> CatalogAgent:
     agent = catalog_agent(slug)
     if agent is None:
         raise NotFound(UNKNOWN_AGENT.format(slug=slug))
+    return agent
+
+
+def _enabled_agent(slug: str) -> CatalogAgent:
+    agent = _agent(slug)
+    if not agent.enabled:
+        raise NotFound(f"agent {agent.slug} is disabled")
     return agent
 
 
@@ -53,12 +76,15 @@ class AgentView(ApiView):
 
     @extend_schema(
         tags=["agents"],
-        summary="Chat with a catalog agent",
+        summary="Chat with a catalog agent, or call it by A2A JSON-RPC",
+        description=JSONRPC_DESCRIPTION,
         operation_id="agent_post",
-        request=ChatBody,
-        responses=CHAT_RESPONSES,
+        request=a2a_s.ChatOrJsonRpcIn,
+        responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request, slug: str) -> Response:
+        if jsonrpc_requested(request):
+            return jsonrpc_answer(request, agent=_enabled_agent(slug))
         return _chat(request, _agent(slug))
 
 
@@ -90,12 +116,15 @@ class AgentHubView(ApiView):
 
     @extend_schema(
         tags=["marketplace"],
-        summary="Chat through the agent hub",
+        summary="Chat through the agent hub, or call it by A2A JSON-RPC",
+        description=JSONRPC_DESCRIPTION,
         operation_id="agenthub_post",
-        request=ChatBody,
-        responses=CHAT_RESPONSES,
+        request=a2a_s.ChatOrJsonRpcIn,
+        responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request) -> Response:
+        if jsonrpc_requested(request):
+            return jsonrpc_answer(request, agent=None)
         return _chat(request, None)
 
     def head(self, request: Request) -> HttpResponse:
@@ -111,4 +140,20 @@ class AgentHubChatView(AgentHubView):
         tags=["marketplace"], summary="Chat through the agent hub", request=ChatBody, responses=CHAT_RESPONSES
     )
     def post(self, request: Request) -> Response:
+        return _chat(request, None)
+
+
+class AgentHubSlashView(AgentHubChatView):
+    """POST (and HEAD) /api/a2a/agenthub/: chat, or A2A JSON-RPC as /api/a2a/agenthub."""
+
+    @extend_schema(
+        tags=["marketplace"],
+        summary="Chat through the agent hub, or call it by A2A JSON-RPC",
+        description=JSONRPC_DESCRIPTION,
+        request=a2a_s.ChatOrJsonRpcIn,
+        responses=AGENT_POST_RESPONSES,
+    )
+    def post(self, request: Request) -> Response:
+        if jsonrpc_requested(request):
+            return jsonrpc_answer(request, agent=None)
         return _chat(request, None)

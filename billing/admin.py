@@ -205,3 +205,7 @@ admin.site.register(
         {"list_display": ["name", "block_number", "block_hash", "updated_at"]},
     ),
 )
+
+# Admins of billing's subpackages (bounties, transactions from a prompt).
+import billing.bounties.admin  # noqa: E402, F401
+import billing.txgen.admin  # noqa: E402, F401

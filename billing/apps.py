@@ -12,8 +12,10 @@ class BillingConfig(AppConfig):
             products,  # noqa: F401  (billing's product specs)
             signals,  # noqa: F401  (drops stored 402 challenges on SKU writes)
         )
+        from billing.bounties import products as bounty_products  # noqa: F401  (the `bounties` product)
         from billing.models import BillingSettings
         from billing.services import billing_seed
+        from billing.txgen import products as txgen_products  # noqa: F401  (the `txgen_transaction` product)
         from catalog.selectors.payment import credit_billing_reader_register
         from catalog.services import seeder_register
 

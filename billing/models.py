@@ -251,6 +251,7 @@ class LedgerEntry(models.Model):
         REFUND = "refund", "refund"
         ADJUSTMENT = "adjustment", "staff adjustment"
         REORG_REVERSAL = "reorg_reversal", "reversal of a deposit orphaned by a reorg"
+        BOUNTY_REWARD = "bounty_reward", "bounty reward"
 
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="ledger")
     amount_atomic = models.BigIntegerField(help_text="signed: credits positive, debits negative")
@@ -323,3 +324,8 @@ class CreditAdjustment(LedgerEntry):
     class Meta:
         proxy = True
         verbose_name = "credit adjustment"
+
+
+# Models of billing's subpackages, imported here so Django (and migrations) find them.
+import billing.bounties.models  # noqa: E402, F401
+import billing.txgen.models  # noqa: E402, F401

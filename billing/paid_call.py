@@ -114,7 +114,9 @@ def paid_offer(
                 model = built.params.model_validate(data)
             except ValidationError as exc:
                 raise RequestValidationError.from_pydantic(exc, params_in) from exc
-    call = ProductCall(sku=sku, params=model, base_url=base_url)
+    # params_in: where the parameters came from, for a product whose own checks (price_for,
+    # run) refuse a parameter with a 422 naming it.
+    call = ProductCall(sku=sku, params=model, base_url=base_url, extra={"params_in": params_in})
     if sku is None:
         if built.price_for is not None or built.params is not None:
             raise RuntimeError(f"{product}: only a product without parameters is prepared without its SKU")

@@ -190,5 +190,13 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("POST", "/api/a2a/account/delegation/{delegation_id}/revoke"),
         ("POST", "/api/a2a/pool/leave"),
         ("GET", "/api/a2a/pool/status"),
+        # the A2A 1.0 agent card (issue 14; /.well-known/agent.json is its 0.3 form)
+        ("GET", "/.well-known/agent-card.json"),
+        # bounties: claim and submit (free, X-API-Key), the caller's claims (issue 15)
+        ("POST", "/api/a2a/bounties/{bounty_id}/claim"),
+        ("POST", "/api/a2a/bounties/{bounty_id}/submit"),
+        ("GET", "/api/a2a/bounties/mine"),
+        # the x402 path of the txgen SKU (the interface sells it by X-API-Key only)
+        ("GET", "/api/a2a/x402/txgen/transaction"),
     }
 )

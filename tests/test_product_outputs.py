@@ -11,6 +11,8 @@ from django.utils import timezone
 from eth_account import Account as EthAccount
 from pydantic import BaseModel
 
+from billing.bounties.models import Bounty
+from billing.chain.localchain import DEMO_PAYER, dev_account
 from billing.credits import credit_add
 from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
@@ -48,7 +50,7 @@ def test_every_built_product_declares_its_output_model():
 
 
 @pytest.fixture
-def shop(api) -> tuple[str, Account, dict[str, Any]]:
+def shop(api, chain, settings) -> tuple[str, Account, dict[str, Any]]:
     """A seeded shop with data for every built product, and a funded credit account."""
     catalog_seed()
     now = timezone.now()
@@ -88,13 +90,16 @@ def shop(api) -> tuple[str, Account, dict[str, Any]]:
     prediction_graph_write()  # prediction event graph, starter bundle, partner-feed teaser
     brief_market_write()  # calendar (macro gate, calendar risk), movers, news, a prediction move
     digests_market_write()  # market groups, regulatory, weekly and grant scout digests
+    Bounty.objects.create(title="BTC spread", kind="spread_snapshot", reward_atomic=500_000)  # bounties
+    settings.CHAIN_RPC_URL = chain.url  # txgen_transaction estimates its gas on the local chain
+    txgen = {"prompt": "wrap 0.1 ETH", "address": dev_account(DEMO_PAYER).address}
     wallet = EthAccount.create()
     key = register_over_http(api, wallet).json()["api_key"]
     account = Account.objects.get(wallet_address=wallet.address.lower())
     credit_add(
         account_id=account.id, amount_atomic=50_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
     )
-    return key, account, {"news_unlock": {"news_id": news.id}, **execution_params}
+    return key, account, {"news_unlock": {"news_id": news.id}, "txgen_transaction": txgen, **execution_params}
 
 
 def test_every_built_product_answers_its_output_model(api, shop):

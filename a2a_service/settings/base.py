@@ -659,3 +659,25 @@ PREDICTION_MATCH_CLOSE_HOURS = env.float("PREDICTION_MATCH_CLOSE_HOURS", default
 # its round-up to the cent). Polymarket charges no trading fee on most markets: 0.
 PREDICTION_FEE_KALSHI = env.float("PREDICTION_FEE_KALSHI", default=0.07)
 PREDICTION_FEE_POLYMARKET = env.float("PREDICTION_FEE_POLYMARKET", default=0.0)
+
+# --- Bounties (billing/bounties) ------------------------------------------------------------
+# The automatic check of a spread-snapshot submission: a reading older than this (or of a
+# bounty whose criteria name no max_age_seconds) is stale; it must be within this many bps of
+# our own reading of the same venue pair (criteria tolerance_bps overrides).
+BOUNTY_SNAPSHOT_MAX_AGE_SECONDS = env.int("BOUNTY_SNAPSHOT_MAX_AGE_SECONDS", default=300)
+BOUNTY_SPREAD_TOLERANCE_BPS = env.float("BOUNTY_SPREAD_TOLERANCE_BPS", default=10.0)
+
+# --- Transactions from a prompt (billing/txgen) ---------------------------------------------
+# Wrapped ether on the chain (Base's WETH predeploy); wrap/unwrap prompts call it.
+WETH_ADDRESS = env("WETH_ADDRESS", default="0x4200000000000000000000000000000000000006")
+# Gas estimation (eth_estimateGas on CHAIN_RPC_URL) times out after this many seconds.
+TXGEN_RPC_TIMEOUT_SECONDS = env.float("TXGEN_RPC_TIMEOUT_SECONDS", default=10.0)
+# The affiliate tag recorded on a call whose account has no referral of its own (empty: none).
+TXGEN_DEFAULT_AFFILIATE_TAG = env("TXGEN_DEFAULT_AFFILIATE_TAG", default="")
+# Optional language-model fallback for prompts the patterns do not understand (off when empty):
+# an OpenAI-compatible chat-completions URL, its model and key. Its reading is parsed by the
+# same patterns and must copy the prompt's own amount and addresses.
+TXGEN_LLM_URL = env("TXGEN_LLM_URL", default="")
+TXGEN_LLM_MODEL = env("TXGEN_LLM_MODEL", default="")
+TXGEN_LLM_API_KEY = env("TXGEN_LLM_API_KEY", default="")
+TXGEN_LLM_TIMEOUT_SECONDS = env.float("TXGEN_LLM_TIMEOUT_SECONDS", default=15.0)

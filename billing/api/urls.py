@@ -9,6 +9,7 @@ from django.urls import URLPattern, path
 
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
+from billing.bounties.api import BountiesMineView, BountyClaimView, BountySubmitView
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import BrianTransactionRequest
 from catalog.products.registry import specs_all
@@ -20,17 +21,23 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 # (ProductSpec.credit_routes) instead, and moves there when the product is built.
 # (method, path, operation id, summary, tag, query, body[, deprecated])
 PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
+    ("GET", "api/a2a/account/whale/status", "whale_status", "Whale tier status", ACC, None, None),
+    ("POST", "api/a2a/account/whale/token", "whale_token", "Issue a whale token", ACC, None, None),
+]
+
+
+# X-API-Key POST routes whose JSON body is the product's request (validated with the body model,
+# then with the product's params model): (method, path, operation id, summary, tag, sku, body).
+BODY_CREDIT_ROUTES: list[tuple[Any, ...]] = [
     (
         "POST",
         "api/a2a/txgen/transaction",
         "txgen_transaction",
         "Build a transaction from a prompt (0.30 USDC)",
         M,
-        None,
+        "txgen_transaction",
         BrianTransactionRequest,
     ),
-    ("GET", "api/a2a/account/whale/status", "whale_status", "Whale tier status", ACC, None, None),
-    ("POST", "api/a2a/account/whale/token", "whale_token", "Issue a whale token", ACC, None, None),
 ]
 
 
@@ -53,6 +60,9 @@ def paid_urlpatterns() -> list[URLPattern]:
                 free=route.free,
             )
             patterns.append(path(route.route, credit.as_view(), name=route.operation_id))
+    for method, route, name, summary, tag, sku, body in BODY_CREDIT_ROUTES:
+        sold = credit_view(method=method, name=name, summary=summary, tag=tag, product_sku=sku, body=body)
+        patterns.append(path(route, sold.as_view(), name=name))
     for method, route, name, summary, tag, query, body, *extra in PENDING_CREDIT_ROUTES:
         pending = credit_view(
             method=method,
@@ -71,6 +81,10 @@ def paid_urlpatterns() -> list[URLPattern]:
 urlpatterns = [
     *paid_urlpatterns(),
     path("api/a2a/account/register", AccountRegisterView.as_view(), name="account_register"),
+    # Bounties: claiming and submitting are free (the listing is the paid `bounties` product).
+    path("api/a2a/bounties/mine", BountiesMineView.as_view(), name="bounties_mine"),
+    path("api/a2a/bounties/<int:bounty_id>/claim", BountyClaimView.as_view(), name="bounty_claim"),
+    path("api/a2a/bounties/<int:bounty_id>/submit", BountySubmitView.as_view(), name="bounty_submit"),
 ]
 
 # The self-hosted x402 facilitator (answers 503 where FACILITATOR_PRIVATE_KEY is not set).

@@ -270,14 +270,13 @@ class CreditRouteView(ApiView):
         account = api_key_account(request)
         if self.query_model:
             parse_query(request, self.query_model)
-        if self.body_model:
-            parse_body(request, self.body_model)
+        body = parse_body(request, self.body_model) if self.body_model else None
         if self.product_sku is None:
             raise ProductUnavailable(
                 "this product is not available yet; nothing was charged",
                 extra={"sku": None, "charged": False},
             )
-        offer = self._offer(request, path)
+        offer = self._offer(request, path, body)
         if free is None:
             return credit_serve(request=request, account=account, offer=offer)
         try:
@@ -286,9 +285,13 @@ class CreditRouteView(ApiView):
             # Not enough credit (nothing was charged): the free tier instead of a 402.
             return free_serve(free, offer)
 
-    def _offer(self, request: Request, path: dict[str, Any]) -> Offer:
+    def _offer(self, request: Request, path: dict[str, Any], body: BaseModel | None = None) -> Offer:
         params: dict[str, Any]
-        if "news_id" in path:
+        if body is not None:
+            # A POST route whose JSON body is the request: the body's fields are the product's
+            # parameters (validated again by its params model; errors at loc ["body", field]).
+            params, where = body.model_dump(exclude_unset=True), "body"
+        elif "news_id" in path:
             params, where = {"news_id": _news_id(path["news_id"])}, "path"
         else:
             params, where = query_values(request), "query"

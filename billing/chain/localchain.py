@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
 MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11"
+# Base's WETH predeploy (settings.WETH_ADDRESS by default): the local chain has WETH9 there.
+WETH_BASE_ADDRESS = "0x4200000000000000000000000000000000000006"
 DEPLOYER, FACILITATOR, DEMO_PAYER, TREASURY = 0, 1, 2, 9
 DEMO_PAYER_USDC_ATOMIC = 1_000 * 10**6
 GAS_ETH_WEI = 100 * 10**18
@@ -97,10 +99,14 @@ def usdc_contract(w3: Web3, address: str) -> Contract:
     return w3.eth.contract(address=Web3.to_checksum_address(address), abi=artifact("UsdcStandIn")["abi"])
 
 
-def stack_install(w3: Web3, *, usdc_address: str) -> None:
-    """Install the token and Multicall3, make #0 the minter, fund the payer and the gas key.
-    Idempotent: running it again on the same chain changes nothing that is already set."""
+def stack_install(w3: Web3, *, usdc_address: str, weth_address: str = WETH_BASE_ADDRESS) -> None:
+    """Install the token, WETH9 and Multicall3, make #0 the minter, fund the payer and the gas
+    key. Idempotent: running it again on the same chain changes nothing that is already set."""
     usdc_address = Web3.to_checksum_address(usdc_address)
+    w3.provider.make_request(
+        RPCEndpoint("anvil_setCode"),
+        [Web3.to_checksum_address(weth_address), artifact("Weth9")["deployedBytecode"]],
+    )
     w3.provider.make_request(
         RPCEndpoint("anvil_setCode"), [usdc_address, artifact("UsdcStandIn")["deployedBytecode"]]
     )

@@ -73,6 +73,8 @@ class CreditRail:
             if done is not None:
                 return _replay(done, self.idempotency.fingerprint)
         self.charge = price if BillingSettings.load().credit_billing_enabled else 0
+        # What this call is charged, for a product that records it (e.g. txgen's call record).
+        offer.call.extra["charge_atomic"] = self.charge
         return None
 
     def scope(self, body: Callable[[], Paid]) -> Paid:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
 
 EvmAddress = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="EVM address, 0x + 40 hex")]
 WebhookEvent = Literal[
@@ -133,10 +133,79 @@ class SpreadSnapshotIngest(Body):
     readings: Annotated[list[SpreadReading], Field(min_length=1, max_length=500)]
 
 
+ReferralTag = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="affiliate tag that referred you; the first one an account sends stays its referral",
+    ),
+]
+
+
 class BrianTransactionRequest(Body):
-    prompt: Annotated[str, Field(min_length=1, max_length=2000, description="what to do, in plain language")]
-    address: EvmAddress
-    chain_id: Annotated[int, Field(ge=1)] = 8453
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    prompt: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2000,
+            description='what to do, e.g. "send 5 USDC to 0x...", "approve 100 USDC for 0x...", '
+            '"wrap 0.1 ETH", "unwrap 0.1 WETH", "send 0.01 ETH to 0x..."',
+        ),
+    ]
+    address: Annotated[
+        str,
+        Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="the sender: the wallet that will sign and send"),
+    ]
+    chain_id: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            validation_alias=AliasChoices("chain_id", "chainId"),
+            description="the chain (also accepted as chainId); must be the service's chain (Base, 8453); "
+            "default: the service's chain",
+        ),
+    ] = None
+    referral: ReferralTag | None = None
+
+
+# --- bounty submissions (POST /api/a2a/bounties/{id}/submit; the bounty's kind picks the shape) ---
+class FillReportSubmission(Body):
+    """A fill report: which order, where, and what filled."""
+
+    order_id: Annotated[str, Field(min_length=1, max_length=128, description="the venue's order id")]
+    venue: Annotated[str, Field(min_length=1, max_length=64)]
+    symbol: Annotated[str, Field(min_length=1, max_length=40)]
+    side: Literal["buy", "sell"]
+    quantity: Annotated[float, Field(gt=0)]
+    price: Annotated[float, Field(gt=0)]
+    filled_at: datetime | None = None
+    tx_hash: Annotated[str | None, Field(pattern=r"^0x[0-9a-fA-F]{64}$")] = None
+
+
+class ResolutionMismatchSubmission(Body):
+    """A cross-venue prediction match whose two venues resolved differently."""
+
+    match_id: Annotated[int, Field(ge=1, description="id of the cross-venue match (prediction catalog)")]
+    evidence: Annotated[
+        str, Field(min_length=1, max_length=2000, description="links or text showing both resolutions")
+    ]
+
+
+class OtherSubmission(Body):
+    text: Annotated[str, Field(min_length=1, max_length=4000)]
+    url: Annotated[str | None, Field(max_length=500, pattern=r"^https?://")] = None
+
+
+class BountySubmitBody(
+    RootModel[SpreadSnapshotIngest | FillReportSubmission | ResolutionMismatchSubmission | OtherSubmission]
+):
+    """The submission, in the shape of the bounty's kind: spread_snapshot -> SpreadSnapshotIngest
+    ({"readings": [...]}), fill_report -> FillReportSubmission, resolution_mismatch ->
+    ResolutionMismatchSubmission, other -> OtherSubmission."""
 
 
 class MarketplaceExecuteBody(Body):

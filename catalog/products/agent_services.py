@@ -19,7 +19,6 @@ from catalog.intel import signals_max_age
 from catalog.models import NewsItem
 from catalog.products.intel import SentimentParams
 from catalog.products.registry import (
-    CreditRoute,
     ProductCall,
     ProductFailed,
     ProductSpec,
@@ -350,19 +349,8 @@ register(
     )
 )
 
-register(
-    ProductSpec(
-        sku="bounties",
-        path="/bounties",
-        headline="Open bounties for agents",
-        price="0.05",
-        family="agent",
-        rank=42,
-        credit_routes=(
-            CreditRoute(route="api/a2a/bounties", operation_id="bounties", summary="Open bounties"),
-        ),
-    )
-)
+# The `bounties` product (GET /api/a2a/bounties, /api/a2a/x402/bounties) is registered by billing
+# (billing/bounties/products.py): the bounties and their rewards are billing's rows.
 
 register(
     ProductSpec(
