@@ -67,6 +67,7 @@ demo: install
 	$(PY) -m agents.demo_credits
 	$(PY) -m agents.demo_sessions
 	$(PY) -m agents.demo_signals
+	$(PY) -m agents.demo_delegation
 	$(PY) -m agents.demo_a2a
 	$(PY) -m agents.demo_mcp
 

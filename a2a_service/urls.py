@@ -60,5 +60,7 @@ urlpatterns = [
         WebhookTestView.as_view(),
         name="account_webhooks_test",
     ),
+    # Execution delegation and the coordination pool (webhooks/urls.py).
+    path("", include("webhooks.urls")),
     *agents_urls.agent_urlpatterns,
 ]

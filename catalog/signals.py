@@ -67,3 +67,9 @@ spreads_ingested = Signal()
 # status actions): .update() sends no post_save, and the listeners (billing's stored 402
 # challenges) are not catalog's to import.
 skus_updated = Signal()
+
+# Sent once the transaction that published a desk signal committed (catalog/track_record.py
+# desk_signal_publish), with `signal_id`: execution delegation and the coordination pool (webhooks
+# app) turn it into orders and pooled deliveries. After the commit, so a listener never acts on a
+# signal that rolled back; the listener's own sweep covers a process that died in between.
+desk_signal_published = Signal()

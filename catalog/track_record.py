@@ -9,6 +9,8 @@ one at a loss pushes `risk_exit_alert` (webhooks/signals.py), in the same transa
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -20,6 +22,7 @@ from django.utils import timezone
 from catalog.analytics.series import timeframe_delta
 from catalog.analytics.track import Bar, Outcome, Record, outcome, record_of
 from catalog.models import Candle, DeskSignal, DeskState
+from catalog.signals import desk_signal_published
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ def desk_signal_publish(
         return None
     if DeskSignal.objects.filter(desk=desk, symbol=symbol, closed_at__isnull=True).exists():
         return None
-    return DeskSignal.objects.create(
+    signal = DeskSignal.objects.create(
         desk=desk,
         symbol=symbol,
         side=side,
@@ -86,6 +89,9 @@ def desk_signal_publish(
         basis=basis or {},
         opened_at=opened_at or timezone.now(),
     )
+    signal_id = signal.pk
+    transaction.on_commit(lambda: desk_signal_published.send(sender=DeskSignal, signal_id=signal_id))
+    return signal
 
 
 @transaction.atomic
@@ -221,3 +227,33 @@ def desk_kill_check(*, now: datetime | None = None) -> list[str]:
             )
             killed.append(desk)
     return killed
+
+
+# --- live fills (real executions beside the paper record) ----------------------------------------
+@dataclass(frozen=True)
+class LiveFills:
+    """The real fills agents reported on a desk's delegated orders in a window: how many, their
+    notional (size x price) and the realized pnl (FIFO per delegation and symbol, net of fees)."""
+
+    fills: int = 0
+    notional_usdc: float = 0.0
+    fees_usdc: float = 0.0
+    realized_pnl_usdc: float = 0.0
+
+
+# (since) -> {desk: LiveFills}. The execution-delegation app (webhooks/delegation/) registers
+# the function that reads its Fill rows: catalog cannot import it (the layers go one way).
+LiveFillsSource = Callable[[datetime], dict[str, LiveFills]]
+_LIVE_FILLS: list[LiveFillsSource] = []
+
+
+def live_fills_register(func: LiveFillsSource) -> None:
+    _LIVE_FILLS[:] = [func]
+
+
+def live_fills(*, since: datetime) -> dict[str, LiveFills] | None:
+    """Per desk, the live fills since `since`; None when no source is installed (the scorecard
+    then shows live_fills: null rather than zeros it did not count)."""
+    if not _LIVE_FILLS:
+        return None
+    return _LIVE_FILLS[0](since)

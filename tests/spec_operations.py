@@ -184,6 +184,12 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # x402 paths of the SKUs added for the X-API-Key routes tokenized/signals and tokenized/scalp
         ("GET", "/api/a2a/x402/tokenized/signals"),
         ("GET", "/api/a2a/x402/tokenized/scalp"),
+        # execution delegation and the coordination pool (issue 15): status, revoke, leave
+        ("GET", "/api/a2a/account/delegation/status"),
+        ("GET", "/api/a2a/account/delegation/{delegation_id}"),
+        ("POST", "/api/a2a/account/delegation/{delegation_id}/revoke"),
+        ("POST", "/api/a2a/pool/leave"),
+        ("GET", "/api/a2a/pool/status"),
         # the A2A 1.0 agent card (issue 14; /.well-known/agent.json is its 0.3 form)
         ("GET", "/.well-known/agent-card.json"),
         # bounties: claim and submit (free, X-API-Key), the caller's claims (issue 15)

@@ -62,3 +62,73 @@ class EventPriceAdmin(admin.ModelAdmin):
 class PushEntitlementAdmin(admin.ModelAdmin):
     list_display = ["account", "expires_at", "kinds", "created_at"]
     search_fields = ["account__wallet_address"]
+
+
+# --- execution delegation and the coordination pool (read-only: written by their services) -----
+from webhooks.models import (  # noqa: E402
+    DelegatedFill,
+    DelegatedOrder,
+    Delegation,
+    PoolDelivery,
+    PoolMembership,
+)
+
+
+@admin.register(Delegation)
+class DelegationAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "account",
+        "desk",
+        "symbols",
+        "max_notional_per_signal_atomic",
+        "max_notional_total_atomic",
+        "expires_at",
+        "revoked_at",
+        "status",
+    ]
+    list_filter = ["desk"]
+    search_fields = ["account__wallet_address", "desk"]
+
+
+@admin.register(DelegatedOrder)
+class DelegatedOrderAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "delegation", "signal", "symbol", "side", "size", "notional_atomic"]
+    list_filter = ["desk", "side"]
+    search_fields = ["symbol", "delegation__account__wallet_address"]
+
+
+@admin.register(DelegatedFill)
+class DelegatedFillAdmin(ReadOnlyAdmin):
+    list_display = [
+        "filled_at",
+        "order",
+        "desk",
+        "symbol",
+        "side",
+        "price",
+        "size",
+        "notional_atomic",
+        "fee_atomic",
+    ]
+    list_filter = ["desk", "side", "venue"]
+    search_fields = ["symbol", "tx_hash", "delegation__account__wallet_address"]
+
+
+@admin.register(PoolMembership)
+class PoolMembershipAdmin(ReadOnlyAdmin):
+    list_display = ["joined_at", "account", "desk", "max_size_atomic", "share", "left_at"]
+    list_filter = ["desk"]
+    search_fields = ["account__wallet_address"]
+
+
+@admin.register(PoolDelivery)
+class PoolDeliveryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "membership",
+        "signal",
+        "slot",
+        "allocation_atomic",
+        "published_size_atomic",
+    ]

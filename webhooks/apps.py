@@ -9,11 +9,16 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         from catalog.services import seeder_register
+        from catalog.track_record import live_fills_register
 
         from . import (
+            dispatch,  # noqa: F401  (desk signals to delegations and pools)
             products,  # noqa: F401  (the push products, as product specs)
             signals,  # noqa: F401  (event sources)
         )
+        from .delegation.selectors import live_fills_by_desk
         from .services import event_prices_seed
 
         seeder_register(event_prices_seed)
+        # The scorecard's live_fills: catalog reads the fills through its hook.
+        live_fills_register(live_fills_by_desk)

@@ -97,6 +97,63 @@ class MorningBrief(BaseModel):
     replay: bool = Field(description="true: composed from the local replay's recorded data")
 
 
+class DelegatedOrder(BaseModel):
+    """A desk signal turned into an order of your execution delegation: place it on your venue,
+    then report each fill at POST /api/a2a/account/delegation/report-fill with order_id."""
+
+    order_id: str
+    kind: str = Field(
+        description="entry: the desk opened the signal; exit: the desk closed it, close what you filled"
+    )
+    closes_order_id: str | None = Field(description="exit: the entry order it closes")
+    reason: str
+    delegation_id: str
+    desk: str
+    signal_id: int
+    symbol: str
+    venue: str = Field(description="the venue whose prices the desk signalled on")
+    side: str = Field(description="buy (a long signal) or sell (a short signal)")
+    order_type: str = Field(description="market")
+    reference_price: float = Field(description="entry: the signal's entry price; exit: its exit price")
+    stop: float | None
+    target: float | None
+    size: float = Field(
+        description="entry: notional_usdc / reference_price; exit: the size reported filled on the entry (base asset)"
+    )
+    notional_usdc: float = Field(
+        description="entry: max_notional_per_signal x the signal's size fraction, within the delegation's remaining "
+        "total; exit: size x reference_price"
+    )
+    size_fraction: float
+    signal_expires_at: str | None
+    delegation_expires_at: str
+    report_fill: str
+
+
+class PoolSignal(BaseModel):
+    """A copy signal to a coordination pool member, in its slot, with its size allocation."""
+
+    signal_id: int
+    desk: str
+    symbol: str
+    side: str = Field(description="long or short")
+    venue: str
+    entry_price: float
+    stop: float | None
+    target: float | None
+    opened_at: str
+    size_fraction: float = Field(description="the desk's risk-based size for the signal")
+    published_size_usdc: float = Field(description="the size the desk publishes to its pool for this signal")
+    requested_usdc: float = Field(description="what your membership asks for (max_size_usdc or share x size)")
+    allocation_usdc: float = Field(
+        description="your part: the requests scaled down pro rata when they add up to more than the size"
+    )
+    slot: int = Field(description="0-based; slot i is delivered i x slot_seconds after the signal")
+    slots: int
+    slot_seconds: float
+    deliver_at: str
+
+
 class TestEvent(BaseModel):
     message: str
     subscription_id: int
@@ -110,6 +167,8 @@ EVENT_SCHEMAS: dict[str, type[BaseModel]] = {
     "pair_arb_alert": PairArbAlert,
     "risk_exit_alert": RiskExitAlert,
     "morning_brief": MorningBrief,
+    "delegated_order": DelegatedOrder,
+    "pool_signal": PoolSignal,
     "test": TestEvent,
 }
 # Per delivered event, in atomic USDC, when no signal desk pack covers the account (staff
@@ -120,6 +179,10 @@ DEFAULT_EVENT_PRICES = {
     "prediction_alert": 10_000,
     "pair_arb_alert": 10_000,
     "risk_exit_alert": 10_000,
+    # A desk signal in real time, as an order of your delegation or in your pool slot: priced
+    # as a copy_signal push (a signal desk pack covers them).
+    "delegated_order": 10_000,
+    "pool_signal": 10_000,
     # Never charged: only accounts entitled by the pro brief receive it (ENTITLED_ONLY_KINDS).
     "morning_brief": 0,
 }

@@ -134,3 +134,198 @@ class MorningBriefPush(models.Model):
 
     def __str__(self) -> str:
         return f"brief {self.piece_id} pushed {self.pushed_at:%Y-%m-%d %H:%M}"
+
+
+# --- execution delegation (webhooks/delegation/) -----------------------------------------------
+class Delegation(models.Model):
+    """An account lets a desk's new signals on some symbols reach its webhook as orders, within
+    notional limits, until it expires or is revoked. Its orders are pushed through its own
+    webhook subscription (`subscription`: the URL and the whsec_ signing secret, shown once)."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "active"
+        EXPIRED = "expired", "expired"
+        REVOKED = "revoked", "revoked"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey("billing.Account", on_delete=models.CASCADE, related_name="delegations")
+    desk = models.CharField(max_length=64, db_index=True)
+    symbols = models.JSONField(help_text="the symbols whose signals become orders")
+    max_notional_per_signal_atomic = models.PositiveBigIntegerField(help_text="atomic USDC")
+    max_notional_total_atomic = models.PositiveBigIntegerField(help_text="atomic USDC")
+    subscription = models.ForeignKey(
+        WebhookSubscription, null=True, on_delete=models.SET_NULL, related_name="delegations"
+    )
+    expires_at = models.DateTimeField(db_index=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} → {self.desk} ({self.status})"
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is not None:
+            return self.Status.REVOKED
+        if self.expires_at <= timezone.now():
+            return self.Status.EXPIRED
+        return self.Status.ACTIVE
+
+
+class DelegatedOrder(models.Model):
+    """A desk signal turned into an order of one delegation, pushed as a `delegated_order` event
+    (`event`). An entry order is sized by the signal's size fraction and the delegation's limits;
+    when the desk closes the signal, an exit order (`closes` the entry) sells back what was
+    reported filled on the entry (buys back a short)."""
+
+    class Side(models.TextChoices):
+        BUY = "buy", "buy"
+        SELL = "sell", "sell"
+
+    class Kind(models.TextChoices):
+        ENTRY = "entry", "entry (the signal opened)"
+        EXIT = "exit", "exit (the desk closed the signal)"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    delegation = models.ForeignKey(Delegation, on_delete=models.CASCADE, related_name="orders")
+    signal = models.ForeignKey("catalog.DeskSignal", null=True, on_delete=models.SET_NULL, related_name="+")
+    desk = models.CharField(max_length=64)
+    symbol = models.CharField(max_length=40)
+    venue = models.CharField(max_length=64, blank=True)
+    side = models.CharField(max_length=4, choices=Side.choices)
+    kind = models.CharField(max_length=5, choices=Kind.choices, default=Kind.ENTRY)
+    closes = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="exits",
+        help_text="exit: its entry",
+    )
+    reference_price = models.DecimalField(
+        max_digits=30, decimal_places=12, help_text="entry: the signal's entry; exit: its exit price"
+    )
+    size_fraction = models.FloatField(
+        help_text="the desk's size for the signal, as a fraction of the per-signal max"
+    )
+    notional_atomic = models.PositiveBigIntegerField(help_text="atomic USDC: the order's notional")
+    size = models.DecimalField(
+        max_digits=36, decimal_places=12, help_text="notional / reference price, base asset"
+    )
+    event = models.ForeignKey(
+        WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["delegation", "signal", "kind"], name="one_order_per_signal_and_delegation"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.side} {self.size} {self.symbol} ({self.delegation_id})"
+
+
+class DelegatedFill(models.Model):
+    """A fill an agent reported on one of its delegated orders: a real execution, counted in
+    the desk's track record beside the paper one (scorecard live_fills)."""
+
+    order = models.ForeignKey(DelegatedOrder, on_delete=models.CASCADE, related_name="fills")
+    delegation = models.ForeignKey(Delegation, on_delete=models.CASCADE, related_name="fills")
+    desk = models.CharField(max_length=64, db_index=True)
+    symbol = models.CharField(max_length=40)
+    side = models.CharField(max_length=4, choices=DelegatedOrder.Side.choices)
+    venue = models.CharField(max_length=64)
+    price = models.DecimalField(max_digits=30, decimal_places=12)
+    size = models.DecimalField(max_digits=36, decimal_places=12)
+    notional_atomic = models.PositiveBigIntegerField(help_text="atomic USDC: size x price")
+    fee_atomic = models.PositiveBigIntegerField(default=0)
+    filled_at = models.DateTimeField(db_index=True)
+    tx_hash = models.CharField(max_length=100, blank=True)
+    client_fill_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["filled_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["order", "tx_hash"], condition=~models.Q(tx_hash=""), name="one_fill_per_order_tx"
+            ),
+            models.UniqueConstraint(
+                fields=["order", "client_fill_id"],
+                condition=~models.Q(client_fill_id=""),
+                name="one_fill_per_order_client_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.side} {self.size} {self.symbol} @ {self.price}"
+
+
+# --- coordination pool (webhooks/pool/) ---------------------------------------------------------
+class PoolMembership(models.Model):
+    """An account in a desk's coordination pool: each copy signal reaches it in its slot with a
+    size allocation. A member asks for a fixed size (max_size_atomic) or a share of the size."""
+
+    account = models.ForeignKey("billing.Account", on_delete=models.CASCADE, related_name="pool_memberships")
+    desk = models.CharField(max_length=64, db_index=True)
+    max_size_atomic = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="atomic USDC per signal"
+    )
+    share = models.FloatField(null=True, blank=True, help_text="fraction of the size the desk publishes")
+    subscription = models.ForeignKey(
+        WebhookSubscription,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="pool_memberships",
+        help_text="the pool's own webhook (join with webhook_url); empty: the account's pool_signal webhooks",
+    )
+    joined_at = models.DateTimeField(default=timezone.now)
+    left_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["desk", "joined_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "desk"],
+                condition=models.Q(left_at__isnull=True),
+                name="one_active_pool_membership",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} in {self.desk}"
+
+
+class PoolDelivery(models.Model):
+    """One copy signal pushed to one pool member: its slot, its allocation and the size it was
+    cut from (the allocations of a signal never add up to more than published_size_atomic)."""
+
+    membership = models.ForeignKey(PoolMembership, on_delete=models.CASCADE, related_name="deliveries")
+    signal = models.ForeignKey("catalog.DeskSignal", null=True, on_delete=models.SET_NULL, related_name="+")
+    slot = models.PositiveIntegerField()
+    requested_atomic = models.PositiveBigIntegerField()
+    allocation_atomic = models.PositiveBigIntegerField()
+    published_size_atomic = models.PositiveBigIntegerField()
+    deliver_at = models.DateTimeField()
+    event = models.ForeignKey(
+        WebhookEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "pool deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["membership", "signal"], name="one_pool_delivery_per_signal")
+        ]
+
+    def __str__(self) -> str:
+        return f"signal {self.signal_id} → {self.membership_id} slot {self.slot}"

@@ -65,7 +65,12 @@ def subscription_create(
 
 
 def event_publish(
-    *, kind: str, payload: dict[str, Any], account_id: int | None = None, subscription_id: int | None = None
+    *,
+    kind: str,
+    payload: dict[str, Any],
+    account_id: int | None = None,
+    subscription_id: int | None = None,
+    delay_seconds: float = 0,
 ) -> WebhookEvent:
     """Write the event and its deliveries in the caller's transaction (the outbox); the
     deliveries are queued only once it commits, and the sweeper finds any that were not.
@@ -74,7 +79,10 @@ def event_publish(
     the event as part of the pack. A kind in ENTITLED_ONLY_KINDS (morning_brief) goes only to
     accounts whose entitlement names it. Any other
     account pays the kind's outcome price from its credits now; without enough credit the
-    delivery is recorded as skipped and never sent."""
+    delivery is recorded as skipped and never sent.
+
+    `delay_seconds` holds the deliveries back that long (the coordination pool's slots): they
+    are due, to the queue's countdown and to the sweeper alike, only then."""
     from billing.credits import InsufficientCredit, credit_debit
     from webhooks.models import EventPrice, PushEntitlement
 
@@ -115,11 +123,16 @@ def event_publish(
                 except InsufficientCredit:
                     state, error = WebhookDelivery.State.SKIPPED, "no signal desk pack and not enough credit"
             delivery = WebhookDelivery.objects.create(
-                event=event, subscription=sub, state=state, charged_atomic=charged, last_error=error
+                event=event,
+                subscription=sub,
+                state=state,
+                charged_atomic=charged,
+                last_error=error,
+                next_attempt_at=timezone.now() + timedelta(seconds=max(delay_seconds, 0)),
             )
             if state == WebhookDelivery.State.PENDING:
                 ids.append(delivery.id)
-        transaction.on_commit(lambda: _enqueue_many(ids))
+        transaction.on_commit(lambda: _enqueue_many(ids, countdown=delay_seconds))
     return event
 
 

@@ -21,3 +21,10 @@ def push_morning_brief() -> int:
     from webhooks.signals import morning_brief_push_due
 
     return morning_brief_push_due()
+
+
+@shared_task(ignore_result=True)
+def dispatch_desk_signals() -> int:
+    from webhooks.dispatch import desk_signals_dispatch_due
+
+    return desk_signals_dispatch_due()

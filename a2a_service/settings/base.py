@@ -497,6 +497,23 @@ MORNING_BRIEF_PRO_DAYS = env.int("MORNING_BRIEF_PRO_DAYS", default=30)
 # buyer's API key, and for how many days (then calls are paid from credits again).
 MCP_MANAGED_CALLS = env.int("MCP_MANAGED_CALLS", default=20)
 MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
+# Execution delegation (webhooks/delegation/): a reported fill may exceed its order's notional (or
+# the delegation's total) by this fraction of it (price moves between the order and the fill, fee
+# rounding); beyond it the fill is refused (422) and not recorded.
+DELEGATION_FILL_TOLERANCE = env.float("DELEGATION_FILL_TOLERANCE", default=0.01)
+# Signals published while the publishing process could not hand them over (it died after the
+# commit) are turned into orders and pooled deliveries by this sweep (also the pool's).
+DELEGATION_SWEEP_SECONDS = env.float("DELEGATION_SWEEP_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE["dispatch-desk-signals"] = {
+    "task": "webhooks.tasks.dispatch_desk_signals",
+    "schedule": DELEGATION_SWEEP_SECONDS,
+}
+# Coordination pool (webhooks/pool/): member i (by join order) receives each copy signal
+# i x POOL_SLOT_SECONDS after it was published; the size the desk publishes to its pool for one
+# signal is POOL_SIGNAL_SIZE_USDC times the signal's size fraction (its risk-based sizing), and the
+# members' allocations are scaled down pro rata to fit it.
+POOL_SLOT_SECONDS = env.float("POOL_SLOT_SECONDS", default=2.0)
+POOL_SIGNAL_SIZE_USDC = env.float("POOL_SIGNAL_SIZE_USDC", default=10_000.0)
 # --- signals, regime, track record (catalog/analytics/signals.py, catalog/intel.py) ------------
 # Stop and target of a signal, in ATRs of its 1h bars from the entry; how many 1h bars it holds.
 SIGNAL_STOP_ATR = env.float("SIGNAL_STOP_ATR", default=1.5)

@@ -11,7 +11,7 @@ from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMess
 from billing.api.views import credit_view, x402_view
 from billing.bounties.api import BountiesMineView, BountyClaimView, BountySubmitView
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
-from catalog.api.bodies import A2aDelegationActivateBody, A2aDelegationFillBody, BrianTransactionRequest
+from catalog.api.bodies import BrianTransactionRequest
 from catalog.products.registry import specs_all
 
 M, ACC, T = "market-data", "accounts", "telemetry"
@@ -21,27 +21,8 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 # (ProductSpec.credit_routes) instead, and moves there when the product is built.
 # (method, path, operation id, summary, tag, query, body[, deprecated])
 PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
-    ("POST", "api/a2a/pool/join", "pool_join", "Join the coordination pool", M, None, None),
     ("GET", "api/a2a/account/whale/status", "whale_status", "Whale tier status", ACC, None, None),
     ("POST", "api/a2a/account/whale/token", "whale_token", "Issue a whale token", ACC, None, None),
-    (
-        "POST",
-        "api/a2a/account/delegation/activate",
-        "delegation_activate",
-        "Activate execution delegation",
-        ACC,
-        None,
-        A2aDelegationActivateBody,
-    ),
-    (
-        "POST",
-        "api/a2a/account/delegation/report-fill",
-        "delegation_report_fill",
-        "Report a delegated fill",
-        ACC,
-        None,
-        A2aDelegationFillBody,
-    ),
 ]
 
 

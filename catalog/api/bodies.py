@@ -15,6 +15,7 @@ WebhookEvent = Literal[
     "pair_arb_alert",
     "risk_exit_alert",
     "morning_brief",  # delivered only with the pro brief's entitlement (webhooks/events.py)
+    "pool_signal",  # a desk's coordination pool (webhooks/pool/), to members only
     "test",
 ]
 MarketplaceCapability = Literal[
@@ -65,25 +66,59 @@ class A2aWebhookRegisterBody(Body):
 
 
 class A2aDelegationActivateBody(Body):
-    strategy: Annotated[
-        str, Field(min_length=1, max_length=64, description="trading module slug (mcp/strategies)")
+    """Execution delegation (webhooks/delegation/): the desk's new signals on `symbols` are pushed
+    to `webhook_url` as orders sized within the limits until the delegation expires or is revoked."""
+
+    desk: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=64,
+            description="a desk of the track record (/api/a2a/program/scorecard-30d)",
+        ),
     ]
-    max_notional_usdc: Annotated[float, Field(gt=0, le=10_000_000)]
-    venues: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=64)]], Field(min_length=1, max_length=10)
+    symbols: Annotated[
+        list[
+            Annotated[str, Field(min_length=3, max_length=40, pattern=r"^[A-Za-z0-9.\-]+/[A-Za-z0-9.:\-]+$")]
+        ],
+        Field(min_length=1, max_length=50, description="symbols the desk trades, e.g. BTC/USDT"),
     ]
-    expires_in_hours: Annotated[int, Field(ge=1, le=720)] = 24
+    max_notional_per_signal_usdc: Annotated[
+        float, Field(gt=0, le=10_000_000, description="no order is larger than this")
+    ]
+    max_notional_total_usdc: Annotated[
+        float, Field(gt=0, le=100_000_000, description="the orders of the delegation never add up to more")
+    ]
+    expires_in_hours: Annotated[int, Field(ge=1, le=720, description="the delegation ends then")] = 24
+    webhook_url: Annotated[
+        str,
+        Field(
+            min_length=8,
+            max_length=500,
+            pattern=r"^https?://",
+            description="where orders are pushed (https, public address; the same checks as webhooks)",
+        ),
+    ]
+    include_open: bool = Field(
+        False,
+        description="also push an order for each of the desk's signals open now on those symbols "
+        "(otherwise only signals published from now on)",
+    )
 
 
 class A2aDelegationFillBody(Body):
-    delegation_id: Annotated[str, Field(min_length=1, max_length=64)]
-    symbol: Annotated[str, Field(min_length=1, max_length=40)]
-    side: Literal["buy", "sell"]
-    quantity: Annotated[float, Field(gt=0)]
-    price: Annotated[float, Field(gt=0)]
+    order_id: Annotated[str, Field(min_length=1, max_length=64, description="the delegated order's id")]
     venue: Annotated[str, Field(min_length=1, max_length=64)]
-    filled_at: datetime | None = None
-    tx_hash: Annotated[str | None, Field(pattern=r"^0x[0-9a-fA-F]{64}$")] = None
+    fill_price: Annotated[float, Field(gt=0, le=1e12)]
+    size: Annotated[float, Field(gt=0, le=1e15, description="in the base asset")]
+    fee_usdc: Annotated[float, Field(ge=0, le=10_000_000)] = 0.0
+    filled_at: datetime
+    tx_hash: Annotated[
+        str | None, Field(min_length=1, max_length=100, description="on-chain or venue trade id")
+    ] = None
+    client_fill_id: Annotated[
+        str | None, Field(min_length=1, max_length=64, description="your id for this fill (idempotency)")
+    ] = None
 
 
 class SpreadReading(Body):

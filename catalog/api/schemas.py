@@ -68,6 +68,15 @@ class SkuOut(Out):
     session_callable: bool
 
 
+class LiveFillsOut(Out):
+    fills: int = Field(description="real fills agents reported on the desk's delegated orders in the window")
+    notional_usdc: float = Field(description="their size x price")
+    fees_usdc: float
+    realized_pnl_usdc: float = Field(
+        description="closed against earlier fills (FIFO per delegation and symbol), net of fees"
+    )
+
+
 class DeskScoreOut(Out):
     desk: str
     trades: int = Field(description="signals closed in the window")
@@ -85,6 +94,11 @@ class DeskScoreOut(Out):
     kill_state: Literal["no_data", "active", "killed", "disabled"]
     killed_at: str | None = Field(default=None, description="when the desk was killed (it publishes nothing)")
     kill_reason: str | None = None
+    live_fills: LiveFillsOut | None = Field(
+        default=None,
+        description="real executions beside the paper record: the fills reported on execution-delegation "
+        "orders (null when delegation is not installed)",
+    )
 
 
 class ScorecardOut(Out):
@@ -107,6 +121,9 @@ class PerformanceOut(Out):
     killed_desks: list[str]
     scorecard: str
     note: str
+    live_fills: LiveFillsOut | None = Field(
+        default=None, description="every desk's reported real fills in the window (execution delegation)"
+    )
 
 
 class TeaserOut(Out):

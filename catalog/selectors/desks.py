@@ -16,7 +16,7 @@ from catalog.analytics.track import Record, record_of
 from catalog.api import schemas as s
 from catalog.models import DeskSignal, DeskState, RegimeSnapshot, TradingModule
 from catalog.selectors.payment import absolute
-from catalog.track_record import RECORD_DAYS, closed_pnls
+from catalog.track_record import RECORD_DAYS, LiveFills, closed_pnls, live_fills
 
 
 def latest_regime() -> RegimeSnapshot | None:
@@ -31,8 +31,27 @@ def _state(state: DeskState | None, record: Record) -> str:
     return "active" if record.trades else "no_data"
 
 
+def _live(fills: dict[str, LiveFills] | None, desk: str | None) -> s.LiveFillsOut | None:
+    """One desk's live fills (desk None: all desks summed); None when none are counted."""
+    if fills is None:
+        return None
+    rows = list(fills.values()) if desk is None else [fills.get(desk, LiveFills())]
+    return s.LiveFillsOut(
+        fills=sum(r.fills for r in rows),
+        notional_usdc=round(sum(r.notional_usdc for r in rows), 6),
+        fees_usdc=round(sum(r.fees_usdc for r in rows), 6),
+        realized_pnl_usdc=round(sum(r.realized_pnl_usdc for r in rows), 6),
+    )
+
+
 def _desk_score(
-    desk: str, pnls: list[float], *, state: DeskState | None, published: int, open_now: int
+    desk: str,
+    pnls: list[float],
+    *,
+    state: DeskState | None,
+    published: int,
+    open_now: int,
+    live: s.LiveFillsOut | None = None,
 ) -> s.DeskScoreOut:
     r = record_of(pnls)
     return s.DeskScoreOut(
@@ -50,6 +69,7 @@ def _desk_score(
         kill_state=_state(state, r),
         killed_at=iso(state.killed_at) if state is not None else None,
         kill_reason=(state.kill_reason or None) if state is not None and state.killed_at else None,
+        live_fills=live,
     )
 
 
@@ -82,14 +102,20 @@ def scorecard(base: str) -> s.ScorecardOut:
     by_desk = closed_pnls(since=since)
     published, open_now = _counts(since)
     states = {st.desk: st for st in DeskState.objects.all()}
-    desks = sorted(set(by_desk) | set(published) | set(open_now) | set(states))
+    fills = live_fills(since=since)
+    desks = sorted(set(by_desk) | set(published) | set(open_now) | set(states) | set(fills or {}))
     overall = [p for d in sorted(by_desk) for p in by_desk[d]]
     return s.ScorecardOut(
         window_days=RECORD_DAYS,
         generated_at=iso(now) or "",
         kill_drawdown_pct=settings.DESK_KILL_DRAWDOWN_PCT,
         overall=_desk_score(
-            "all", overall, state=None, published=sum(published.values()), open_now=sum(open_now.values())
+            "all",
+            overall,
+            state=None,
+            published=sum(published.values()),
+            open_now=sum(open_now.values()),
+            live=_live(fills, None),
         ),
         desks=[
             _desk_score(
@@ -98,6 +124,7 @@ def scorecard(base: str) -> s.ScorecardOut:
                 state=states.get(d),
                 published=published.get(d, 0),
                 open_now=open_now.get(d, 0),
+                live=_live(fills, d),
             )
             for d in desks
         ],
@@ -125,7 +152,8 @@ def performance(base: str) -> s.PerformanceOut:
         killed_desks=sorted(DeskState.objects.filter(killed_at__isnull=False).values_list("desk", flat=True)),
         scorecard=absolute(base, "/api/a2a/program/scorecard-30d"),
         note="Computed from the desks' closed signals (target, stop or horizon expiry on the ingested prices), "
-        "before fees; empty until signals close.",
+        "before fees; empty until signals close. live_fills: the real fills agents reported on delegated orders.",
+        live_fills=_live(live_fills(since=_since(now)), None),
     )
 
 
