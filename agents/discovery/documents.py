@@ -13,7 +13,6 @@ from a2a_service.core.formats import iso
 from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.payment_routes import routes_state
 from agents.discovery import schemas as s
-from agents.discovery.catalog_agents import agent_skill
 from agents.discovery.identity import POSITIONING, SERVICE_NAME, SERVICE_VERSION
 from agents.mcp import MCP_PATH
 from agents.mcp.tools import mcp_tools
@@ -105,44 +104,6 @@ def output_schema(sku: str) -> dict[str, Any] | None:
     """The JSON schema of a product's 200 answer, from its spec's output model."""
     product = product_get(sku)
     return product.output.model_json_schema() if product and product.output else None
-
-
-def product_skills(base: str) -> list[s.AgentSkillOut]:
-    """One skill per product on sale, from its spec and its SKU row (price, path)."""
-    return [
-        s.AgentSkillOut(
-            id=x.sku,
-            name=x.headline.split(":")[0],
-            description=f"{x.headline}. {x.price_usdc:g} USDC: pay by x402 at {absolute(base, x.path)}, "
-            "or with X-API-Key credits or a prepaid session where it is covered.",
-            tags=[x.family, "paid", "x402"],
-        )
-        for x in live_skus()
-    ]
-
-
-def agent_card(base: str) -> s.AgentCardOut:
-    skills: list[s.AgentSkillOut] = []
-    for agent in CatalogAgent.objects.filter(enabled=True):
-        skills += [agent_skill(raw) for raw in agent.skills]
-    taken = {skill.id for skill in skills}
-    skills += [skill for skill in product_skills(base) if skill.id not in taken]
-    return s.AgentCardOut(
-        name=SERVICE_NAME,
-        description=POSITIONING,
-        supportedInterfaces=[
-            s.AgentInterfaceOut(
-                url=absolute(base, "/api/a2a/agenthub"), protocolBinding="HTTP+JSON", protocolVersion="1.0"
-            )
-        ],
-        provider=s.AgentProviderOut(organization=SERVICE_NAME, url=base),
-        version=SERVICE_VERSION,
-        documentationUrl=absolute(base, "/api/a2a/openapi.json"),
-        capabilities=s.AgentCapabilitiesOut(streaming=False, pushNotifications=False),
-        defaultInputModes=["application/json", "text/plain"],
-        defaultOutputModes=["application/json"],
-        skills=skills,
-    )
 
 
 def well_known_x402(base: str) -> s.WellKnownX402Out:

@@ -57,22 +57,6 @@ class ManifestOut(Out):
     skus: list[SkuOut]
 
 
-class AgentInterfaceOut(Out):
-    url: str
-    protocolBinding: str
-    protocolVersion: str
-
-
-class AgentProviderOut(Out):
-    organization: str
-    url: str
-
-
-class AgentCapabilitiesOut(Out):
-    streaming: bool
-    pushNotifications: bool
-
-
 class AgentSkillOut(Out):
     id: str
     name: str
@@ -81,21 +65,6 @@ class AgentSkillOut(Out):
     examples: list[str] = []
     inputModes: list[str] = ["application/json"]
     outputModes: list[str] = ["application/json"]
-
-
-class AgentCardOut(Out):
-    """A2A agent card (protocol 1.0 JSON)."""
-
-    name: str
-    description: str
-    supportedInterfaces: list[AgentInterfaceOut]
-    provider: AgentProviderOut
-    version: str
-    documentationUrl: str
-    capabilities: AgentCapabilitiesOut
-    defaultInputModes: list[str]
-    defaultOutputModes: list[str]
-    skills: list[AgentSkillOut]
 
 
 class WellKnownResourceOut(Out):
