@@ -22,14 +22,24 @@ from catalog.selectors.teasers import product_excerpt, teaser_availability, teas
 HUB = "agenthub"
 # What the free excerpt of a product without a teaser of its own leaves out: the decision the
 # product sells (the generic cut would hand it over whole).
+# A withheld list is replaced by its length under "<key>_count".
 WITHHOLD: dict[str, tuple[str, ...]] = {
-    "dca_routing_desk": ("recommended_venue", "est_total_cost_usdc"),
-    "intent_solver_desk": ("best", "recommended"),
-    "tokenized_auto_route": ("recommended_venue",),
+    "dca_routing_desk": ("recommended_venue", "est_total_cost_usdc", "venues"),
+    "tokenized_auto_route": ("routes",),
+}
+# The parts of a product's answer a reply quotes first (the rest follows, shallow first).
+QUOTE_FIRST: dict[str, tuple[str, ...]] = {
+    "regime_gate": ("symbols", "market"),
+    "risk_decision_pack": ("symbol", "verdict", "regime", "checks"),
+    "pair_arb_desk": ("opportunities", "cross_venue"),
+    "funding_hedge_desk": ("cash_and_carry", "cross_venue"),
+    "prediction_resolution_calendar": ("count", "markets"),
+    "equity_intel": ("tickers",),
+    "sentiment": ("assets",),
 }
 # Keys a reply does not quote: provenance (it is in the excerpt itself) and long texts.
 NOISE = frozenset({"method", "sources", "replay", "stale", "as_of", "url", "rules", "note", "hint"})
-FACTS_MAX = 8
+FACTS_MAX = 10
 # The fields naming what an item is about, and where it trades.
 SYMBOL_KEYS = ("symbol", "perp", "spot", "base", "asset", "ticker", "underlying", "a", "b")
 VENUE_KEYS = ("venue", "exchange", "buy_venue", "sell_venue", "short_venue", "long_venue")
@@ -105,8 +115,14 @@ def focus_for(entities: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, 
     return focus
 
 
-def facts(value: Any, prefix: str = "") -> list[str]:
-    """The excerpt's figures as "path=value" lines, shallow ones first (what a reply quotes)."""
+def facts(value: Any, prefix: str = "", first: tuple[str, ...] = ()) -> list[str]:
+    """The excerpt's figures as "path=value" lines (what a reply quotes): those under the
+    `first` top-level keys first, then shallow ones first."""
+    if isinstance(value, dict) and first:
+        head = [k for k in first if k in value]
+        ordered = [f for k in head for f in facts({k: value[k]}, prefix)]
+        rest = facts({k: v for k, v in value.items() if k not in head}, prefix)
+        return (ordered + rest)[:FACTS_MAX]
     out: list[tuple[int, str]] = []
 
     def walk(v: Any, path: str, depth: int) -> None:
@@ -131,7 +147,13 @@ def _withhold(sku: str, excerpt: dict[str, Any] | None) -> dict[str, Any] | None
     hidden = WITHHOLD.get(sku, ())
     if excerpt is None or not hidden:
         return excerpt
-    return {k: v for k, v in excerpt.items() if k not in hidden}
+    out: dict[str, Any] = {}
+    for k, v in excerpt.items():
+        if k not in hidden:
+            out[k] = v
+        elif isinstance(v, list):
+            out[f"{k}_count"] = len(v)
+    return out
 
 
 # --- the next call ------------------------------------------------------------------------------------
@@ -261,7 +283,7 @@ def chat_answer(
     alternatives = [x for x in pool if x.sku in intent.alternatives]
     suggestions = [_suggestion(base, m) for m in [sku, *alternatives]]
     owners = _owners(sku)
-    seller = "" if agent is not None else f" (sold by {', '.join(owners) or HUB})"
+    seller = "" if agent is not None else f" (sold by {', '.join(owners) or 'the hub'})"
     common: dict[str, Any] = {
         "agent": agent.slug if agent else HUB,
         "suggestions": suggestions,
@@ -287,7 +309,7 @@ def chat_answer(
             f"It has nothing to sell right now ({call.unavailable_reason}); nothing would be charged."
         )
     elif got.teaser is not None:
-        quoted = facts(got.teaser)
+        quoted = facts(got.teaser, first=QUOTE_FIRST.get(sku.sku, ()))
         lines.append(
             "Free excerpt of its current answer: " + ("; ".join(quoted) if quoted else "(empty)") + "."
         )
@@ -325,7 +347,7 @@ def paid_answer(
             + (f" ({charge.amount_usdc:g} USDC)" if charge.amount_usdc else "")
             + "."
         )
-    quoted = facts(teaser_excerpt(content))
+    quoted = facts(teaser_excerpt(content), first=QUOTE_FIRST.get(out.intent or "", ()))
     out.reply = (
         f"{name}: {out.intent}, for {_params_text(out.next_call.params if out.next_call else {})}.{paid_by} "
         + ("Its answer: " + "; ".join(quoted) + ". " if quoted else "")
