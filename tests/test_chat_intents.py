@@ -122,7 +122,12 @@ def test_invalid_params_say_what_is_missing():
 # --- replies -------------------------------------------------------------------------------------
 def dca_market() -> None:
     """ETH/USDT books on binance (ask 100.00, fee 10 bps) and okx (ask 100.05, fee 1 bps)."""
-    book_write(exchange="binance", symbol="ETH/USDT", bids=ladder(99.98, side="bid"), asks=ladder(100.0, side="ask", size=100))
+    book_write(
+        exchange="binance",
+        symbol="ETH/USDT",
+        bids=ladder(99.98, side="bid"),
+        asks=ladder(100.0, side="ask", size=100),
+    )
     book_write(exchange="okx", symbol="ETH/USDT", bids=ladder(100.03, side="bid"), asks=ladder(100.05, side="ask", size=100))  # fmt: skip
 
 
@@ -143,7 +148,9 @@ def test_the_reply_quotes_the_products_own_excerpt_and_gives_the_exact_next_call
     assert (call["price_atomic"], call["price_usdc"], call["available"]) == (120_000, 0.12, True)
     url = "http://testserver/api/a2a/x402/trading/dca-routing-desk?symbol=ETH%2FUSDT&notional_usdc=500.0"
     assert call["x402"]["url"] == url and call["credits"][0]["url"] == url
-    assert call["session"]["url"].endswith("/api/a2a/session/call/dca_routing_desk?symbol=ETH%2FUSDT&notional_usdc=500.0")
+    assert call["session"]["url"].endswith(
+        "/api/a2a/session/call/dca_routing_desk?symbol=ETH%2FUSDT&notional_usdc=500.0"
+    )
     # The excerpt is the teaser selector's, run with the question's params (rolled back) ...
     sku = Sku.objects.get(sku="dca_routing_desk")
     params = product_get("dca_routing_desk").params.model_validate(call["params"])
@@ -152,7 +159,9 @@ def test_the_reply_quotes_the_products_own_excerpt_and_gives_the_exact_next_call
     assert "recommended_venue" not in body["teaser"] and body["teaser"]["venues_count"] == 2
     for key in ("symbol", "notional_usdc", "buys", "interval_hours", "consolidated_mid", "schedule"):
         assert body["teaser"][key] == excerpt[key]
-    assert body["teaser"]["buys"] == 30 and body["teaser"]["consolidated_mid"] == pytest.approx((100.03 + 100.0) / 2)
+    assert body["teaser"]["buys"] == 30 and body["teaser"]["consolidated_mid"] == pytest.approx(
+        (100.03 + 100.0) / 2
+    )
     # Every figure quoted is the excerpt's.
     assert f"consolidated_mid={excerpt['consolidated_mid']}" in body["reply"]
     assert f"schedule[0].amount_atomic={excerpt['schedule'][0]['amount_atomic']}" in body["reply"]
@@ -160,10 +169,20 @@ def test_the_reply_quotes_the_products_own_excerpt_and_gives_the_exact_next_call
 
 
 def test_a_prediction_question_is_answered_with_the_calendar_filtered_to_its_venue_and_window(api):
-    prediction_market_write(venue="kalshi", external_id="K-SOON", question="Fed cut this week?", yes_price=0.41,
-                            closes_in_hours=30)
-    prediction_market_write(venue="kalshi", external_id="K-LATE", question="Fed cut next year?", yes_price=0.2,
-                            closes_in_hours=24 * 20)
+    prediction_market_write(
+        venue="kalshi",
+        external_id="K-SOON",
+        question="Fed cut this week?",
+        yes_price=0.41,
+        closes_in_hours=30,
+    )
+    prediction_market_write(
+        venue="kalshi",
+        external_id="K-LATE",
+        question="Fed cut next year?",
+        yes_price=0.2,
+        closes_in_hours=24 * 20,
+    )
     prediction_market_write(venue="polymarket", external_id="P-SOON", question="BTC 100k Friday?", yes_price=0.3,
                             closes_in_hours=40)  # fmt: skip
     body = chat(api, "what closes on Kalshi this week", path="/api/a2a/agents/prediction/chat").json()
@@ -191,7 +210,9 @@ def test_a_symbol_question_narrows_the_excerpt_to_that_symbol(api):
 def test_the_hub_says_which_agent_sells_each_sku_and_an_agent_offers_only_its_own(api):
     vocabulary_write()
     body = chat(api, "grants for AI agents").json()
-    assert body["suggestions"][0]["sku"] == "grant_scout_desk" and body["suggestions"][0]["agents"] == ["grant-scout"]
+    assert body["suggestions"][0]["sku"] == "grant_scout_desk" and body["suggestions"][0]["agents"] == [
+        "grant-scout"
+    ]
     assert "sold by grant-scout" in body["reply"]
     # grant-scout does not sell the regime gate: it says so and refers to the hub.
     body = chat(api, "BTC regime?", path="/api/a2a/agents/grant-scout/chat").json()
@@ -226,7 +247,11 @@ def test_bad_bodies_are_422_and_unknown_agents_404_each_recorded(api):
     assert chat(api, "hi", path="/api/a2a/agents/nobody").status_code == 404
     assert api.post(HUB, {"message": "hi", "agent": "nobody"}, format="json").status_code == 404
     chat(api, "grants for AI agents", path="/api/a2a/agents/grant-scout")
-    rows = list(AgentInteraction.objects.filter(surface="chat").order_by("id").values_list("agent", "skill", "status_code"))
+    rows = list(
+        AgentInteraction.objects.filter(surface="chat")
+        .order_by("id")
+        .values_list("agent", "skill", "status_code")
+    )
     assert rows == [
         ("agenthub", "", 422), ("agenthub", "", 422), ("nobody", "", 404), ("nobody", "", 404),
         ("agenthub", "", 404), ("grant-scout", "grant_scout_desk", 200),
@@ -236,7 +261,9 @@ def test_bad_bodies_are_422_and_unknown_agents_404_each_recorded(api):
 # --- paid -------------------------------------------------------------------------------------------
 def funded(amount: int = 5_000_000):
     reg = register_wallet()
-    credit_add(account_id=reg.account.id, amount_atomic=amount, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test")
+    credit_add(
+        account_id=reg.account.id, amount_atomic=amount, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
+    )
     return reg
 
 
@@ -252,7 +279,12 @@ def test_a_credits_paid_chat_debits_exactly_the_price_and_returns_the_products_c
     assert resp.status_code == 200, resp.json()
     body = resp.json()
     assert before - balance(reg) == 120_000 and LedgerEntry.objects.count() == entries + 1
-    assert body["charged"] == {"rail": "credits", "amount_usdc": 0.12, "balance_usdc": 4.88, "calls_remaining": None}
+    assert body["charged"] == {
+        "rail": "credits",
+        "amount_usdc": 0.12,
+        "balance_usdc": 4.88,
+        "calls_remaining": None,
+    }
     assert resp["X-Credit-Charged"] == "0.12"
     result = body["result"]
     # The product's own answer: okx is cheaper after fees (100.05 x 1.0001 < 100.00 x 1.001).
@@ -293,7 +325,9 @@ def test_a_session_paid_chat_uses_one_call(api, fees):
     resp = chat(api, "DCA 500 USDC into ETH", HTTP_X_SESSION_TOKEN=session.token)
     assert resp.status_code == 200, resp.json()
     body = resp.json()
-    assert body["charged"]["rail"] == "session" and body["charged"]["calls_remaining"] == session.calls_total - 1
+    assert (
+        body["charged"]["rail"] == "session" and body["charged"]["calls_remaining"] == session.calls_total - 1
+    )
     assert body["result"]["recommended_venue"] == "okx" and resp["X-Session-Calls-Remaining"] == str(
         session.calls_total - 1
     )
@@ -310,8 +344,12 @@ class FakeModel:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "json": json.loads(body)})
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode()
+                outer.requests.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), "json": json.loads(body)}
+                )
+                data = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": answer}}]}
+                ).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -337,7 +375,11 @@ def model(settings):
     def start(answer: str | None, status: int = 200) -> FakeModel:
         fake = FakeModel(answer, status)
         made.append(fake)
-        settings.CHAT_LLM_URL, settings.CHAT_LLM_API_KEY, settings.CHAT_LLM_MODEL = fake.url, "sk-test", "tiny"
+        settings.CHAT_LLM_URL, settings.CHAT_LLM_API_KEY, settings.CHAT_LLM_MODEL = (
+            fake.url,
+            "sk-test",
+            "tiny",
+        )
         return fake
 
     yield start
@@ -356,7 +398,10 @@ def test_the_model_may_reword_the_reply_but_never_add_a_number(api, model, setti
     plain = chat(api, "grants for AI agents").json()["reply"]  # no model configured yet
     fake = model("Two grant programs are open; the nearest deadline is in 3.0 days. Pay 0.06 USDC for all.")
     body = chat(api, "grants for AI agents").json()
-    assert body["reply"] == "Two grant programs are open; the nearest deadline is in 3.0 days. Pay 0.06 USDC for all."
+    assert (
+        body["reply"]
+        == "Two grant programs are open; the nearest deadline is in 3.0 days. Pay 0.06 USDC for all."
+    )
     (sent,) = fake.requests
     assert sent["path"] == "/v1/chat/completions" and sent["auth"] == "Bearer sk-test"
     assert sent["json"]["model"] == "tiny" and sent["json"]["temperature"] == 0
@@ -370,3 +415,91 @@ def test_the_model_may_reword_the_reply_but_never_add_a_number(api, model, setti
     assert chat(api, "grants for AI agents").json()["reply"] == plain
     settings.CHAT_LLM_URL = "http://127.0.0.1:9/v1"
     assert chat(api, "grants for AI agents").json()["reply"] == plain
+
+
+@pytest.mark.slow
+def test_an_x402_proof_for_the_next_call_pays_in_chat(paid_stack):
+    """The official x402 client signs the requirements of the next call's URL (its 402); the
+    same proof sent with the chat message buys the answer once, settled on the local chain."""
+    import requests
+    from x402 import x402ClientSync
+    from x402.http import x402HTTPClientSync
+    from x402.http.utils import decode_payment_required_header, decode_payment_response_header
+    from x402.mechanisms.evm.exact.register import register_exact_evm_client
+
+    from billing.chain.localchain import DEMO_PAYER, dev_account
+    from billing.models import Payment
+
+    grants()
+    url = paid_stack.url + HUB
+    answer = requests.post(url, json={"message": "grants for AI agents"}, timeout=30).json()
+    call = answer["next_call"]
+    assert answer["charged"] is None and call["price_atomic"] == 60_000
+    unpaid = requests.get(call["x402"]["url"], timeout=30)
+    assert unpaid.status_code == 402
+    required = decode_payment_required_header(unpaid.headers["PAYMENT-REQUIRED"])
+    client = register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
+    headers = x402HTTPClientSync(client).encode_payment_signature_header(
+        client.create_payment_payload(required)
+    )
+    paid = requests.post(url, json={"message": "grants for AI agents"}, headers=headers, timeout=60)
+    assert paid.status_code == 200, paid.text
+    body = paid.json()
+    assert body["charged"] == {
+        "rail": "x402",
+        "amount_usdc": 0.06,
+        "balance_usdc": None,
+        "calls_remaining": None,
+    }
+    assert decode_payment_response_header(paid.headers["PAYMENT-RESPONSE"]).success
+    assert [p["title"] for p in body["result"]["programs"]] == [
+        "Data availability research",
+        "Agent tooling grants",
+        "Rolling oracle fund",
+    ]
+    payment = Payment.objects.get()
+    assert (payment.sku.sku, payment.amount_atomic, payment.state) == (
+        "grant_scout_desk",
+        60_000,
+        Payment.State.SETTLED,
+    )
+    # The proof paid once: sent again, it collects nothing new and charges nothing more.
+    again = requests.post(url, json={"message": "grants for AI agents"}, headers=headers, timeout=60)
+    assert Payment.objects.count() == 1 and again.status_code in (200, 402)
+
+
+def test_funding_and_arb_excerpts_keep_only_the_asked_asset_and_venues(api, settings):
+    settings.EXCHANGE_TAKER_FEES = {"binance": 0.001, "okx": 0.001, "bybit": 0.001}
+    funding_reading_write(exchange="binance", symbol="SOL/USDT:USDT", rate=0.0003, mark=200)
+    funding_reading_write(exchange="binance", symbol="BTC/USDT:USDT", rate=0.0001, mark=97_000)
+    body = chat(api, "funding hedge for SOL").json()
+    assert body["intent"] == "funding_hedge_desk" and body["entities"]["asset"] == "SOL"
+    (row,) = body["teaser"]["cash_and_carry"]
+    reg = funded()
+    full = api.get("/api/a2a/x402/trading/funding-hedge-desk", HTTP_X_API_KEY=reg.api_key).json()
+    assert {r["perp"] for r in full["cash_and_carry"]} == {"SOL/USDT:USDT", "BTC/USDT:USDT"}
+    sol = next(r for r in full["cash_and_carry"] if r["perp"] == "SOL/USDT:USDT")
+    assert (row["perp"], row["rate"], row["annualized_pct"]) == (
+        "SOL/USDT:USDT",
+        0.0003,
+        sol["annualized_pct"],
+    )
+    assert sol["annualized_pct"] == pytest.approx(0.0003 * 3 * 365 * 100, rel=1e-3)
+    assert f"cash_and_carry[0].annualized_pct={sol['annualized_pct']}" in body["reply"]
+    # ETH/USDT 60 bps apart on binance and okx, BTC/USDT 50 bps apart on binance and bybit.
+    for exchange, shift in (("binance", 0.0), ("okx", 0.006), ("bybit", 0.005)):
+        symbol = "BTC/USDT" if exchange == "bybit" else "ETH/USDT"
+        book_write(exchange=exchange, symbol=symbol, bids=ladder(99.99 * (1 + shift), side="bid", levels=5, size=10),
+                   asks=ladder(100.0 * (1 + shift), side="ask", levels=5, size=10))  # fmt: skip
+    book_write(exchange="binance", symbol="BTC/USDT", bids=ladder(99.99, side="bid", levels=5, size=10),
+               asks=ladder(100.0, side="ask", levels=5, size=10))  # fmt: skip
+    body = chat(api, "arb between binance and okx").json()
+    assert body["intent"] == "pair_arb_desk" and body["entities"]["venues"] == ["binance", "okx"]
+    full = api.get("/api/a2a/x402/trading/pair-arb-desk", HTTP_X_API_KEY=reg.api_key).json()
+    assert {(r["buy_venue"], r["sell_venue"]) for r in full["cross_venue"]} == {
+        ("binance", "okx"),
+        ("binance", "bybit"),
+    }
+    (row,) = body["teaser"]["cross_venue"]
+    eth = next(r for r in full["cross_venue"] if r["sell_venue"] == "okx")
+    assert (row["symbol"], row["net_bps"], row["gross_bps"]) == ("ETH/USDT", eth["net_bps"], eth["gross_bps"])
