@@ -73,9 +73,9 @@ def _chat(request: Request, agent: CatalogAgent | None) -> Response:
         if agent is not None and not agent.enabled:
             raise NotFound(f"agent {agent.slug} is disabled")
         base = base_url(request)
-        out, intent = chat_answer(agent=agent, message=body.message, base=base)
-        skill = intent.sku or ""
         rail = payment_brought(request)
+        out, intent = chat_answer(agent=agent, message=body.message, base=base, free=rail is None)
+        skill = intent.sku or ""
         if rail is None or intent.sku is None or intent.missing:
             status = 200
             return ok(out)

@@ -215,22 +215,22 @@ def next_call(*, base: str, sku: Sku, params: dict[str, Any], price_atomic: int)
     )
 
 
-def offered(*, base: str, sku: Sku, intent: Intent) -> Offered:
+def offered(*, base: str, sku: Sku, intent: Intent, excerpt: bool = True) -> Offered:
     """The call priced (raises the product's own NotFound / RequestValidationError) and its
     free excerpt: the product run with the question's params, rolled back, cut as its teaser."""
     offer = paid_offer(product=sku.sku, params=intent.params, base_url=base, sku=sku)
     price = offer.price_atomic if offer.price_atomic is not None else sku.price_atomic
     call = next_call(base=base, sku=sku, params=intent.params, price_atomic=price)
-    excerpt: dict[str, Any] | None = None
-    if call.available:
+    cut: dict[str, Any] | None = None
+    if call.available and excerpt:
         spec = offer.product
         own = spec.teasers[0].name if spec.teasers else ""
-        excerpt, failed = product_excerpt(
+        cut, failed = product_excerpt(
             sku, teaser_name=own, base=base, params=offer.call.params, focus=focus_for(intent.entities)
         )
         if failed:
             call.available, call.unavailable_reason = False, failed
-    return Offered(next_call=call, teaser=_withhold(sku.sku, excerpt))
+    return Offered(next_call=call, teaser=_withhold(sku.sku, cut))
 
 
 # --- the reply ----------------------------------------------------------------------------------------
@@ -269,9 +269,15 @@ def _not_found(
 
 
 def chat_answer(
-    *, agent: CatalogAgent | None, message: str, base: str, intent: Intent | None = None
+    *,
+    agent: CatalogAgent | None,
+    message: str,
+    base: str,
+    intent: Intent | None = None,
+    free: bool = True,
 ) -> tuple[s.ChatOut, Intent]:
-    """The free answer, and the intent it answered (the paid path reuses both)."""
+    """The free answer, and the intent it answered (the paid path reuses both). free=False
+    (the message pays): no excerpt run and no rewording, the paid answer replaces them."""
     intent = intent or understand(message, agent=agent)
     name = agent.name if agent else "Agent hub"
     pool = list(agent.skus.filter(status=Sku.Status.LIVE)) if agent else list(Sku.objects.live())
@@ -294,7 +300,7 @@ def chat_answer(
     }
     if not intent.missing:
         try:
-            got: Offered | None = offered(base=base, sku=sku, intent=intent)
+            got: Offered | None = offered(base=base, sku=sku, intent=intent, excerpt=free)
         except ApiError as exc:
             intent.missing = [_error_text(exc)]
             got = None
@@ -319,7 +325,8 @@ def chat_answer(
         + "; or send this message again with payment."
     )
     reply = " ".join(lines)
-    reply = rephrase(reply, facts=got.teaser or {}, question=message)
+    if free:
+        reply = rephrase(reply, facts=got.teaser or {}, question=message)
     return s.ChatOut(reply=reply, next_call=call, teaser=got.teaser, **common), intent
 
 
