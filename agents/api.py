@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,6 +18,7 @@ from agents.chat.pay import paid_run, payment_brought
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT, agent_status, agenthub_status, catalog_agent
 from agents.services import agent_interaction_record
+from billing.api.views import IDEMPOTENCY_KEY_HEADER
 from catalog.api.bodies import ChatBody
 from catalog.models import CatalogAgent
 
@@ -39,6 +40,26 @@ CHAT_DESCRIPTION = (
     "and `result` carries its content and `charged` the payment; a refused payment answers 401/402/403, a "
     "product with nothing fresh 503 uncharged. A question no SKU answers is a 200 saying so, with suggestions."
 )
+
+
+CHAT_HEADERS = [
+    OpenApiParameter(
+        "X-API-Key", str, OpenApiParameter.HEADER, required=False,
+        description="pay the understood SKU from prepaid credits; the reply's `result` is its content",
+    ),
+    IDEMPOTENCY_KEY_HEADER,
+    OpenApiParameter(
+        "X-Session-Token", str, OpenApiParameter.HEADER, required=False,
+        description="pay with one call of a prepaid session (session-callable SKUs)",
+    ),
+    OpenApiParameter(
+        "PAYMENT-SIGNATURE", str, OpenApiParameter.HEADER, required=False,
+        description="x402 v2 proof for the understood SKU's price (from the 402 of next_call.x402.url)",
+    ),
+    OpenApiParameter(
+        "X-PAYMENT", str, OpenApiParameter.HEADER, required=False, description="x402 v1 proof, likewise"
+    ),
+]  # fmt: skip
 
 
 def _chat_slug(request: Request, slug: str) -> Response:
@@ -119,6 +140,7 @@ class AgentView(ApiView):
         summary="Chat with a catalog agent",
         operation_id="agent_post",
         description=CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=ChatBody,
         responses=CHAT_RESPONSES,
     )
@@ -132,6 +154,7 @@ class AgentChatView(ApiView):
         summary="Chat with a catalog agent",
         operation_id="agent_chat",
         description=CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=ChatBody,
         responses=CHAT_RESPONSES,
     )
@@ -158,6 +181,7 @@ class AgentHubView(ApiView):
         summary="Chat through the agent hub",
         operation_id="agenthub_post",
         description=CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=ChatBody,
         responses=CHAT_RESPONSES,
     )
@@ -177,6 +201,7 @@ class AgentHubChatView(AgentHubView):
         tags=["marketplace"],
         summary="Chat through the agent hub",
         description=CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=ChatBody,
         responses=CHAT_RESPONSES,
     )
