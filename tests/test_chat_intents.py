@@ -503,3 +503,36 @@ def test_funding_and_arb_excerpts_keep_only_the_asked_asset_and_venues(api, sett
     (row,) = body["teaser"]["cross_venue"]
     eth = next(r for r in full["cross_venue"] if r["sell_venue"] == "okx")
     assert (row["symbol"], row["net_bps"], row["gross_bps"]) == ("ETH/USDT", eth["net_bps"], eth["gross_bps"])
+
+
+def test_the_intent_table_names_only_registered_products_with_valid_param_sources():
+    from agents.intent import FIELD_SOURCES, INTENTS
+    from catalog.products.registry import spec_get
+
+    assert len({r.sku for r in INTENTS}) == len(INTENTS)
+    for rule in INTENTS:
+        spec = spec_get(rule.sku)
+        assert spec is not None, rule.sku
+        fields = set(spec.params.model_fields) if spec.params else set()
+        assert set(rule.fields) <= fields, rule.sku
+    assert set(FIELD_SOURCES.values()) <= {
+        "symbol", "amount_usdc", "days", "prediction_venue", "side", "asset", "ticker", "limit", "news_id",
+        "impact", "country", "chain", "stablecoin",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("words", "days"),
+    [("today", 1), ("tomorrow", 2), ("this week", 7), ("next week", 14), ("in 48 hours", 2), ("over the next 2 weeks", 14),
+     ("this month", 30), ("within 5 days", 5)],
+)  # fmt: skip
+def test_time_windows(words, days):
+    assert extract(f"what resolves {words}")["days"] == days
+
+
+def test_the_hub_scoped_to_an_agent_by_the_body(api):
+    vocabulary_write()
+    body = api.post(HUB, {"message": "BTC regime?", "agent": "m2m-desk"}, format="json").json()
+    assert body["agent"] == "m2m-desk" and body["intent"] == "risk_decision_pack"
+    assert body["next_call"]["params"] == {"symbol": "BTC/USDT"}
+    assert AgentInteraction.objects.filter(surface="chat").latest("id").agent == "m2m-desk"
