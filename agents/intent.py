@@ -19,6 +19,7 @@ Two steps, both data-driven:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,6 +200,7 @@ WINDOW_WORDS: tuple[tuple[str, int], ...] = (
     (r"\btomorrow\b", 2),
     (r"\btoday\b|\btonight\b|\b24\s?h\b", 1),
 )
+DAYS_PER_UNIT = {"h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.0}
 TOP_N = re.compile(r"\btop\s+(\d{1,3})\b", re.IGNORECASE)
 NEWS_ID = re.compile(r"\b(?:news|item|article|story)\s*(?:#|id\s*|number\s*)?(\d{1,12})\b", re.IGNORECASE)
 
@@ -267,17 +269,9 @@ def extract(text: str, vocab: Vocabulary | None = None) -> dict[str, Any]:
     # Time windows first: their numbers are not amounts.
     window = WINDOW.search(rest)
     if window:
-        n, unit = int(window["n"]), window["unit"].lower()
-        days = (
-            n / 24
-            if unit.startswith("h")
-            else n * 7
-            if unit.startswith("w")
-            else n * 30
-            if unit.startswith("m")
-            else n
-        )
-        found["days"] = max(1, round(days)) if days >= 1 else round(days, 3)
+        n, unit = int(window["n"]), window["unit"].lower()[0]
+        # Whole days, at least one: the products' windows count days.
+        found["days"] = max(1, math.ceil(n * DAYS_PER_UNIT.get(unit, 1.0)))
         rest = rest[: window.start()] + " " + rest[window.end() :]
     else:
         for pattern, days in WINDOW_WORDS:

@@ -524,7 +524,7 @@ def test_the_intent_table_names_only_registered_products_with_valid_param_source
 @pytest.mark.parametrize(
     ("words", "days"),
     [("today", 1), ("tomorrow", 2), ("this week", 7), ("next week", 14), ("in 48 hours", 2), ("over the next 2 weeks", 14),
-     ("this month", 30), ("within 5 days", 5)],
+     ("this month", 30), ("within 5 days", 5), ("in the next 12 hours", 1), ("over 30 hours", 2)],
 )  # fmt: skip
 def test_time_windows(words, days):
     assert extract(f"what resolves {words}")["days"] == days
