@@ -35,6 +35,7 @@ from catalog.models import (
     PredictionMarket,
     Sku,
     TokenizedAsset,
+    YieldPool,
 )
 from catalog.products.registry import product_get
 
@@ -218,29 +219,31 @@ class Vocabulary:
 
 
 def vocabulary() -> Vocabulary:
-    symbols = set(ExchangeMarket.objects.values_list("symbol", flat=True).distinct())
-    symbols |= set(Candle.objects.values_list("symbol", flat=True).distinct())
+    symbols = set(ExchangeMarket.objects.order_by().values_list("symbol", flat=True).distinct())
+    symbols |= set(Candle.objects.order_by().values_list("symbol", flat=True).distinct())
     pairs: dict[str, list[str]] = {}
     for symbol in sorted(symbols):
         base, _, quote = symbol.partition("/")
         if quote and base.upper() not in QUOTES:
             pairs.setdefault(base.upper(), []).append(symbol)
-    for perp in FundingRate.objects.values_list("symbol", flat=True).distinct():
+    for perp in FundingRate.objects.order_by().values_list("symbol", flat=True).distinct():
         base = perp.partition("/")[0].upper()
         pairs.setdefault(base, [])
-    venues = set(ExchangeMarket.objects.values_list("exchange", flat=True).distinct())
-    venues |= set(Candle.objects.values_list("exchange", flat=True).distinct())
-    venues |= set(FundingRate.objects.values_list("exchange", flat=True).distinct())
-    from catalog.models import YieldPool
-
-    chains = {c.lower(): c for c in YieldPool.objects.values_list("chain", flat=True).distinct() if c}
+    venues = set(ExchangeMarket.objects.order_by().values_list("exchange", flat=True).distinct())
+    venues |= set(Candle.objects.order_by().values_list("exchange", flat=True).distinct())
+    venues |= set(FundingRate.objects.order_by().values_list("exchange", flat=True).distinct())
+    chains = {
+        c.lower(): c for c in YieldPool.objects.order_by().values_list("chain", flat=True).distinct() if c
+    }
     return Vocabulary(
         pairs=pairs,
-        equities={s.upper() for s in EquityQuote.objects.values_list("symbol", flat=True).distinct()},
-        tokenized={s.upper() for s in TokenizedAsset.objects.values_list("symbol", flat=True)},
+        equities={
+            s.upper() for s in EquityQuote.objects.order_by().values_list("symbol", flat=True).distinct()
+        },
+        tokenized={s.upper() for s in TokenizedAsset.objects.order_by().values_list("symbol", flat=True)},
         venues={v.lower() for v in venues},
         prediction_venues={
-            v.lower() for v in PredictionMarket.objects.values_list("venue", flat=True).distinct()
+            v.lower() for v in PredictionMarket.objects.order_by().values_list("venue", flat=True).distinct()
         },
         chains=chains,
     )
