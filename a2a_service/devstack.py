@@ -122,6 +122,20 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
     return chain
 
 
+def erc8004_registered(env: dict[str, str], port: str) -> None:
+    """The service's agent in the ERC-8004 identity registry of the chain (on the local anvil
+    chain: the project's own registry, deployed first). A failure is logged, not fatal: the
+    stack serves without an on-chain registration."""
+    cmd = [sys.executable, "manage.py", "erc8004_register", "--base-url", f"http://127.0.0.1:{port}"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False)
+    if done.returncode == 0:
+        print(f"erc8004: {done.stdout.strip()}", flush=True)
+    else:
+        print(
+            f"erc8004_register failed (the stack runs without it): {done.stderr.strip()[-500:]}", flush=True
+        )
+
+
 def local_chain_probed(env: dict[str, str]) -> None:
     """The local chain this stack started is one of the RPC probe feed's endpoints, so that
     offline the telemetry map and the speed index still show a live node. Only the chain the
@@ -149,6 +163,12 @@ def main() -> int:
     if chain is not None:
         procs["chain"] = chain
         local_chain_probed(env)
+    # The ERC-8004 registry RPC is the stack's chain unless set on its own.
+    env.setdefault("ERC8004_REGISTRY_RPC_URL", env["CHAIN_RPC_URL"])
+    try:
+        erc8004_registered(env, port)
+    except Exception as exc:  # a timeout or a missing interpreter: logged, the stack still starts
+        print(f"erc8004_register failed (the stack runs without it): {exc}", flush=True)
 
     def stop(*_args: object) -> None:
         nonlocal stopping

@@ -34,3 +34,35 @@ class AgentInteraction(models.Model):
     def failed(self) -> bool:
         """Our failure (5xx); a refusal of the caller's input or an unpaid call is not one."""
         return self.status_code >= 500
+
+
+class Erc8004Registration(models.Model):
+    """The service's agent in an ERC-8004 identity registry, as `manage.py erc8004_register`
+    registered it: one row per (chain, registry); re-running the command updates the agent's URI
+    on chain and here instead of registering a second agent."""
+
+    chain_id = models.PositiveBigIntegerField()
+    registry_address = models.CharField(max_length=42, help_text="checksummed identity registry address")
+    agent_id = models.DecimalField(max_digits=78, decimal_places=0, help_text="the ERC-721 token id")
+    agent_uri = models.URLField(max_length=500, help_text="tokenURI: our registration file")
+    owner_address = models.CharField(max_length=42, help_text="the signer that owns the agent token")
+    tx_hash = models.CharField(max_length=66, help_text="the register() transaction")
+    last_tx_hash = models.CharField(max_length=66, blank=True, help_text="the last setAgentURI() transaction")
+    registered_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chain_id", "registry_address"], name="erc8004_one_agent_per_registry"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"agent {self.agent_id} on {self.agent_registry}"
+
+    @property
+    def agent_registry(self) -> str:
+        """The EIP-8004 registry id: eip155:<chainId>:<registry address>."""
+        return f"eip155:{self.chain_id}:{self.registry_address}"

@@ -12,6 +12,8 @@ from agents.discovery import catalog_agents, documents, health, marketplace
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT
 from agents.discovery.views import AgentFrameworkPackView, MarketplaceExecuteView
+from agents.erc8004 import documents as erc8004
+from agents.erc8004 import schemas as es
 
 D, A, MK = "discovery", "agents", "marketplace"
 
@@ -135,18 +137,26 @@ FREE_GETS: list[FreeGet] = [
         summary="On-chain AI roadmap",
     ),
     FreeGet(
-        route="api/a2a/registry/erc8004",
-        selector=documents.erc8004_registry,
-        response=s.Erc8004RegistryOut,
+        route=".well-known/agent-registration.json",
+        selector=erc8004.registration_file,
+        response=es.Erc8004RegistrationOut,
         tag=D,
-        summary="ERC-8004 registry discovery",
+        summary="ERC-8004 registration file (registration-v1): the agentURI of our identity-registry entry",
+        operation_id="erc8004_registration_file",
+    ),
+    FreeGet(
+        route="api/a2a/registry/erc8004",
+        selector=erc8004.registry_discovery,
+        response=es.Erc8004RegistryOut,
+        tag=D,
+        summary="ERC-8004 registry discovery: the registration file plus registry, chain and agent id",
     ),
     FreeGet(
         route="api/a2a/registry/erc8004/agent-card",
-        selector=documents.erc8004_agent_card,
-        response=s.Erc8004AgentCardOut,
+        selector=erc8004.registration_file,
+        response=es.Erc8004RegistrationOut,
         tag=D,
-        summary="ERC-8004 registration file (agent card)",
+        summary="ERC-8004 registration file (registration-v1)",
     ),
     FreeGet(
         route="api/a2a/promotion/hero-pack",

@@ -157,6 +157,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
     {
         # SKUs the interface has no x402 path for (sold by x402 at their own path)
         ("GET", "/api/a2a/x402/tokenized/premium"),
+        # ERC-8004 registration file (issue 14): the agentURI of our identity-registry entry
+        ("GET", "/.well-known/agent-registration.json"),
         # the self-hosted x402 facilitator
         ("GET", "/api/a2a/facilitator/supported"),
         ("POST", "/api/a2a/facilitator/verify"),

@@ -20,9 +20,11 @@ def test_agent_card_is_a_valid_a2a_card(api):
 def test_erc8004_registration_file_points_at_real_endpoints(api):
     card = api.get("/api/a2a/registry/erc8004/agent-card").json()
     assert card["type"].endswith("#registration-v1")
-    for ep in card["endpoints"]:
-        if ep["endpoint"].startswith("http://testserver"):
-            assert api.get(ep["endpoint"].removeprefix("http://testserver")).status_code == 200, ep
+    services = {ep["name"]: ep["endpoint"] for ep in card["services"]}
+    # The A2A card (.well-known/agent-card.json) and /mcp are served by the A2A and MCP surfaces.
+    assert api.get(services["web"].removeprefix("http://testserver")).status_code == 200, services
+    assert services["A2A"] == "http://testserver/.well-known/agent-card.json"
+    assert services["MCP"] == "http://testserver/mcp"
 
 
 def test_manifest_and_mcp_catalog_list_every_live_sku(api):

@@ -310,8 +310,23 @@ X402_MAX_TIMEOUT_SECONDS = env.int("X402_MAX_TIMEOUT_SECONDS", default=120)
 SKYFIRE_RAIL_ENABLED = env.bool("SKYFIRE_RAIL_ENABLED", default=False)
 AGENTVERSE_NEWS_AGENT = env("AGENTVERSE_NEWS_AGENT", default="")
 INGEST_TOKEN = env("INGEST_TOKEN", default="")
-ERC8004_IDENTITY_REGISTRY = env("ERC8004_IDENTITY_REGISTRY", default="")
-ERC8004_AGENT_ID = env("ERC8004_AGENT_ID", default="")
+# ERC-8004 (agents/erc8004/): the identity registry `manage.py erc8004_register` registers the
+# service's agent in. Empty address on a local anvil chain: the command deploys the project's
+# own registry (billing/chain/contracts/AgentIdentityRegistry.sol) there first.
+ERC8004_REGISTRY_ADDRESS = env("ERC8004_REGISTRY_ADDRESS", default="")
+ERC8004_REGISTRY_CHAIN_ID = env.int("ERC8004_REGISTRY_CHAIN_ID", default=CHAIN_ID)
+ERC8004_REGISTRY_RPC_URL = env("ERC8004_REGISTRY_RPC_URL", default=CHAIN_RPC_URL)
+# The key that sends register()/setAgentURI() and owns the agent token (needs gas). Empty on
+# anvil: its development account #0.
+ERC8004_SIGNER_PRIVATE_KEY = env("ERC8004_SIGNER_PRIVATE_KEY", default="")
+ERC8004_IMAGE_URL = env("ERC8004_IMAGE_URL", default="")
+# Agent status (agents/discovery/status.py), measured from the agents' recorded answers
+# (AgentInteraction) in the last AGENT_STATUS_WINDOW_MINUTES: no answer -> idle; an error rate
+# (5xx / answers) at or above AGENT_STATUS_DEGRADED_ERROR_RATE or a median latency at or above
+# AGENT_STATUS_DEGRADED_LATENCY_MS -> degraded; otherwise online; disabled in the admin -> disabled.
+AGENT_STATUS_WINDOW_MINUTES = env.int("AGENT_STATUS_WINDOW_MINUTES", default=60)
+AGENT_STATUS_DEGRADED_ERROR_RATE = env.float("AGENT_STATUS_DEGRADED_ERROR_RATE", default=0.2)
+AGENT_STATUS_DEGRADED_LATENCY_MS = env.int("AGENT_STATUS_DEGRADED_LATENCY_MS", default=5000)
 OUTBOUND_HTTP_TIMEOUT_SECONDS = env.float("OUTBOUND_HTTP_TIMEOUT_SECONDS", default=5.0)
 # The catalog agents' chat may have an OpenAI-compatible model reword its replies (agents/chat/llm.py):
 # off while CHAT_LLM_URL is empty; any failure keeps the deterministic reply.

@@ -6,6 +6,7 @@ from typing import Any
 
 from a2a_service.core.payment_routes import routes_state
 from agents.discovery import schemas as s
+from agents.discovery.status import HUB, agent_activity, agent_status_of, partner_statuses
 from billing import schemas as bs
 from catalog.models import (
     CatalogAgent,
@@ -40,7 +41,7 @@ def catalog_agent_out(base: str, agent: CatalogAgent) -> s.CatalogAgentOut:
     )
 
 
-def partner_out(p: PartnerAgent) -> s.PartnerAgentOut:
+def partner_out(p: PartnerAgent, health: s.PartnerStatusOut) -> s.PartnerAgentOut:
     return s.PartnerAgentOut(
         slug=p.slug,
         name=p.name,
@@ -48,19 +49,32 @@ def partner_out(p: PartnerAgent) -> s.PartnerAgentOut:
         url=p.url,
         agent_card_url=p.agent_card_url or None,
         skills=list(p.skills),
+        health=health,
     )
+
+
+def partners_out(partners: list[PartnerAgent]) -> list[s.PartnerAgentOut]:
+    health = partner_statuses(partners)
+    return [partner_out(p, health[p.slug]) for p in partners]
+
+
+def agent_health(agent: CatalogAgent) -> s.AgentHealthOut:
+    activity = agent_activity(agent.slug)
+    status, reason = agent_status_of(activity, enabled=agent.enabled)
+    return s.AgentHealthOut(status=status, reason=reason, activity=activity)
 
 
 def federated_agents(base: str) -> s.FederatedAgentsOut:
     local = [
-        catalog_agent_out(base, a) for a in CatalogAgent.objects.filter(enabled=True).prefetch_related("skus")
+        s.FederatedLocalAgentOut(**catalog_agent_out(base, a).model_dump(), health=agent_health(a))
+        for a in CatalogAgent.objects.filter(enabled=True).prefetch_related("skus")
     ]
-    partners = [partner_out(p) for p in PartnerAgent.objects.filter(enabled=True)]
+    partners = partners_out(list(PartnerAgent.objects.filter(enabled=True)))
     return s.FederatedAgentsOut(local_agents=local, partner_agents=partners, count=len(local) + len(partners))
 
 
 def partner_catalog(base: str) -> s.PartnerCatalogOut:
-    partners = [partner_out(p) for p in PartnerAgent.objects.filter(enabled=True)]
+    partners = partners_out(list(PartnerAgent.objects.filter(enabled=True)))
     # The federation SKU is named with its honest status (coming_soon until it is built).
     fed = Sku.objects.live().filter(sku="federation_signal_resale").first()
     return s.PartnerCatalogOut(
@@ -85,17 +99,23 @@ def agents_catalog(base: str) -> s.AgentsCatalogOut:
     return s.AgentsCatalogOut(agents=agents, count=len(agents))
 
 
-def agent_status(base: str, slug: str) -> s.AgentStatusOut | None:
-    agent = catalog_agent(slug)
-    if agent is None:
-        return None
+def agent_status_out(base: str, agent: CatalogAgent) -> s.AgentStatusOut:
+    health = agent_health(agent)
     return s.AgentStatusOut(
         slug=agent.slug,
         name=agent.name,
-        status="online" if agent.enabled else "disabled",
+        status=health.status,
+        reason=health.reason,
         skus_live=sum(1 for x in agent.skus.all() if sku_available(x)),
         chat=absolute(base, f"/api/a2a/agents/{agent.slug}/chat"),
+        activity=health.activity,
     )
+
+
+def agent_status(base: str, slug: str) -> s.AgentStatusOut | None:
+    """Measured from the agent's recorded answers (agents/discovery/status.py has the rules)."""
+    agent = catalog_agent(slug)
+    return agent_status_out(base, agent) if agent is not None else None
 
 
 def agent_manifest(base: str, slug: str) -> s.AgentManifestOut | None:
@@ -118,8 +138,22 @@ def agent_manifest(base: str, slug: str) -> s.AgentManifestOut | None:
 
 
 def agenthub_status(base: str) -> s.AgentHubStatusOut:
+    """The hub's own status from its recorded answers, every catalog agent's and partner's."""
+    activity = agent_activity(HUB)
+    status, reason = agent_status_of(activity, enabled=True)
+    agents = list(CatalogAgent.objects.prefetch_related("skus"))
+    statuses = [agent_status_out(base, a) for a in agents]
+    partners = partners_out(list(PartnerAgent.objects.all()))
+    counts = dict.fromkeys(("online", "degraded", "idle", "disabled"), 0)
+    for state in [x.status for x in statuses] + [p.health.status for p in partners]:
+        counts[state] += 1
     return s.AgentHubStatusOut(
-        status="ok",
-        agents=list(CatalogAgent.objects.filter(enabled=True).values_list("slug", flat=True)),
+        status=status,
+        reason=reason,
+        activity=activity,
+        agents=[a.slug for a in agents if a.enabled],
+        agent_statuses=statuses,
+        partners=partners,
+        counts=counts,
         chat=absolute(base, "/api/a2a/agenthub/chat"),
     )

@@ -1,7 +1,7 @@
 """The agent-facing discovery documents: the A2A agent card, /.well-known/x402, the manifest,
-the ERC-8004 registration files, the MCP catalog, the storefront, the index routes, the
-machine-to-machine, revenue and live-desk discovery, the hero pack, the integrations and the
-agent-framework packs. They gather every app's data, so they live in the top layer."""
+the MCP catalog, the storefront, the index routes, the machine-to-machine, revenue and
+live-desk discovery, the hero pack, the integrations and the agent-framework packs. They gather
+every app's data, so they live in the top layer (the ERC-8004 files: agents/erc8004/)."""
 
 from __future__ import annotations
 
@@ -351,50 +351,6 @@ def roadmap(base: str) -> s.RoadmapOut:
         editorial_out(p) for p in EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.ROADMAP)
     ]
     return s.RoadmapOut(items=items, count=len(items))
-
-
-def erc8004_registry(base: str) -> s.Erc8004RegistryOut:
-    return s.Erc8004RegistryOut(
-        standard="ERC-8004",
-        chain=settings.CHAIN_NAME,
-        chain_id=settings.CHAIN_ID,
-        identity_registry=settings.ERC8004_IDENTITY_REGISTRY or None,
-        agent_id=settings.ERC8004_AGENT_ID or None,
-        registered=bool(settings.ERC8004_IDENTITY_REGISTRY and settings.ERC8004_AGENT_ID),
-        agent_card=absolute(base, "/api/a2a/registry/erc8004/agent-card"),
-        agent_wallet=f"eip155:{settings.CHAIN_ID}:{settings.TREASURY_ADDRESS}",
-    )
-
-
-def erc8004_agent_card(base: str) -> s.Erc8004AgentCardOut:
-    registrations = []
-    if settings.ERC8004_IDENTITY_REGISTRY and settings.ERC8004_AGENT_ID:
-        registrations.append(
-            {
-                "agentId": settings.ERC8004_AGENT_ID,
-                "agentRegistry": f"eip155:{settings.CHAIN_ID}:{settings.ERC8004_IDENTITY_REGISTRY}",
-            }
-        )
-    return s.Erc8004AgentCardOut(
-        type="https://eips.ethereum.org/EIPS/eip-8004#registration-v1",
-        name=SERVICE_NAME,
-        description=POSITIONING,
-        image="",
-        endpoints=[
-            s.Erc8004EndpointOut(
-                name="A2A", endpoint=absolute(base, "/.well-known/agent.json"), version="1.0"
-            ),
-            s.Erc8004EndpointOut(name="MCP", endpoint=absolute(base, "/api/a2a/mcp/catalog")),
-            s.Erc8004EndpointOut(
-                name="OpenAPI", endpoint=absolute(base, "/api/a2a/openapi.json"), version="3.1.0"
-            ),
-            s.Erc8004EndpointOut(
-                name="agentWallet", endpoint=f"eip155:{settings.CHAIN_ID}:{settings.TREASURY_ADDRESS}"
-            ),
-        ],
-        registrations=registrations,
-        supportedTrust=["reputation"],
-    )
 
 
 def hero_pack(base: str) -> s.HeroPackOut:

@@ -138,6 +138,41 @@ class CatalogAgentOut(Out):
     manifest: str
 
 
+AgentState = Literal["online", "degraded", "idle", "disabled"]
+
+
+class AgentActivityOut(Out):
+    """An agent's recorded answers (every surface: chat, A2A, MCP, marketplace)."""
+
+    window_minutes: int = Field(description="the status window (AGENT_STATUS_WINDOW_MINUTES)")
+    answers: int = Field(description="answers given in the window, whatever the outcome")
+    errors: int = Field(description="answers in the window that failed on our side (5xx)")
+    error_rate: float = Field(description="errors / answers in the window; 0 when no answer")
+    median_latency_ms: float | None = Field(description="median latency in the window; null when no answer")
+    by_surface: dict[str, int] = Field(description="answers in the window per surface")
+    answers_24h: int
+    errors_24h: int
+    last_answer_at: str | None = Field(description="the newest answer that did not fail, any time")
+
+
+class AgentHealthOut(Out):
+    status: AgentState
+    reason: str
+    activity: AgentActivityOut
+
+
+class PartnerStatusOut(Out):
+    status: AgentState
+    reason: str
+    last_fetch: Literal["ok", "failed", "not_fetched"] = Field(
+        description="the federation feed's last read of the partner's signals_url"
+    )
+    last_fetch_at: str | None
+    last_fetch_error: str = Field(description="the kind of failure only; empty when none")
+    signals_24h: int = Field(description="signals of the partner the feed observed in the last 24 h")
+    last_signal_at: str | None
+
+
 class PartnerAgentOut(Out):
     slug: str
     name: str
@@ -145,10 +180,15 @@ class PartnerAgentOut(Out):
     url: str
     agent_card_url: str | None
     skills: list[dict[str, Any]]
+    health: PartnerStatusOut
+
+
+class FederatedLocalAgentOut(CatalogAgentOut):
+    health: AgentHealthOut
 
 
 class FederatedAgentsOut(Out):
-    local_agents: list[CatalogAgentOut]
+    local_agents: list[FederatedLocalAgentOut]
     partner_agents: list[PartnerAgentOut]
     count: int
 
@@ -313,33 +353,6 @@ class RoadmapOut(Out):
     count: int
 
 
-class Erc8004RegistryOut(Out):
-    standard: str
-    chain: str
-    chain_id: int
-    identity_registry: str | None
-    agent_id: str | None
-    registered: bool
-    agent_card: str
-    agent_wallet: str
-
-
-class Erc8004EndpointOut(Out):
-    name: str
-    endpoint: str
-    version: str | None = None
-
-
-class Erc8004AgentCardOut(Out):
-    type: str
-    name: str
-    description: str
-    image: str
-    endpoints: list[Erc8004EndpointOut]
-    registrations: list[dict[str, Any]]
-    supportedTrust: list[str]
-
-
 class HeroPackOut(Out):
     hero_skus: list[SkuOut]
     promo: SkuOut | None
@@ -385,9 +398,11 @@ class AgentsCatalogOut(Out):
 class AgentStatusOut(Out):
     slug: str
     name: str
-    status: Literal["online", "disabled"]
+    status: AgentState = Field(description="measured: see the README's agent status rules")
+    reason: str
     skus_live: int
     chat: str
+    activity: AgentActivityOut
 
 
 class AgentManifestOut(Out):
@@ -456,8 +471,13 @@ class ChatOut(Out):
 
 
 class AgentHubStatusOut(Out):
-    status: Literal["ok"]
-    agents: list[str]
+    status: AgentState = Field(description="the hub's own, from its recorded answers (agent agenthub)")
+    reason: str
+    activity: AgentActivityOut
+    agents: list[str] = Field(description="slugs of the enabled catalog agents")
+    agent_statuses: list[AgentStatusOut]
+    partners: list[PartnerAgentOut]
+    counts: dict[str, int] = Field(description="catalog agents and partners per status")
     chat: str
 
 

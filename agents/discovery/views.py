@@ -3,10 +3,12 @@ pack's SKILL.md (plain text) and the marketplace's execute."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from pydantic import BaseModel
 from rest_framework.request import Request
@@ -19,6 +21,9 @@ from a2a_service.core.views import ApiView, base_url, ok
 from agents.discovery import schemas as s
 from agents.discovery.documents import pack_skill_md
 from agents.discovery.marketplace import MARKETPLACE_CAPABILITIES
+from agents.discovery.status import HUB
+from agents.models import AgentInteraction
+from agents.services import agent_interaction_record
 from billing.api.auth import api_key_account
 from billing.api.views import credit_serve, paid_response, payment_required
 from billing.paid_call import paid_call, paid_offer
@@ -26,6 +31,8 @@ from billing.rails.x402 import x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from catalog.api.bodies import MarketplaceExecuteBody
 from catalog.selectors import market, telemetry
+
+logger = logging.getLogger(__name__)
 
 
 class AgentFrameworkPackView(ApiView):
@@ -58,6 +65,29 @@ FREE_CAPABILITIES: dict[str, Callable[[str], BaseModel]] = {
 
 
 class MarketplaceExecuteView(ApiView):
+    """Every answer, whatever its outcome (200, 402, 422, 503), is recorded as one of the hub's
+    (agent "agenthub", surface "marketplace"): the hub's status is measured from them."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        self._started = time.perf_counter()
+        self._capability = ""
+        return super().dispatch(request, *args, **kwargs)
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method == "POST":
+            try:
+                agent_interaction_record(
+                    agent=HUB,
+                    surface=AgentInteraction.Surface.MARKETPLACE,
+                    status_code=response.status_code,
+                    latency_ms=round((time.perf_counter() - self._started) * 1000),
+                    skill=self._capability,
+                )
+            except Exception:  # recording must never fail the answer it records
+                logger.exception("marketplace: could not record the answer")
+        return response
+
     @extend_schema(
         tags=["marketplace"],
         summary="Execute a marketplace capability",
@@ -75,6 +105,7 @@ class MarketplaceExecuteView(ApiView):
     )
     def post(self, request: Request) -> Response:
         body = parse_body(request, MarketplaceExecuteBody)
+        self._capability = body.capability
         free = FREE_CAPABILITIES.get(body.capability)
         if free is not None:
             result = free(base_url(request)).model_dump(mode="json", by_alias=True)

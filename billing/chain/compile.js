@@ -26,6 +26,7 @@ if (errors.length) {
 }
 for (const [file, contracts] of Object.entries(output.contracts)) {
   for (const [name, c] of Object.entries(contracts)) {
+    if (!c.evm.bytecode.object) continue; // an interface: nothing to deploy
     const artifact = {
       contractName: name,
       sourceName: file,
