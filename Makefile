@@ -67,6 +67,7 @@ demo: install
 	$(PY) -m agents.demo_credits
 	$(PY) -m agents.demo_sessions
 	$(PY) -m agents.demo_signals
+	$(PY) -m agents.demo_a2a
 
 contracts: install
 	node billing/chain/compile.js

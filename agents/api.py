@@ -6,6 +6,7 @@ import time
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from pydantic import RootModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -13,6 +14,8 @@ from a2a_service.core.errors import ApiError, NotFound
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.schemas import ErrorOut, HTTPValidationError, PaymentRequiredOut, ProductUnavailableOut
 from a2a_service.core.views import ApiView, base_url, ok
+from agents.a2a import schemas as a2a_s
+from agents.a2a.rpc import jsonrpc_answer, jsonrpc_requested
 from agents.chat.answer import chat_answer, paid_answer
 from agents.chat.pay import paid_run, payment_brought
 from agents.discovery import schemas as s
@@ -72,10 +75,34 @@ def _chat_slug(request: Request, slug: str) -> Response:
     return _chat(request, agent)
 
 
+# The POSTs that also speak A2A JSON-RPC (agents/a2a/): a body with "jsonrpc" is a JSON-RPC request.
+JSONRPC_DESCRIPTION = (
+    'A body with a "jsonrpc" member is an A2A JSON-RPC 2.0 request (agents/a2a/rpc.py; methods SendMessage, '
+    "GetTask, CancelTask and 0.3's message/send, tasks/get, tasks/cancel; see /.well-known/agent-card.json); "
+    "any other body is a chat message. Paid skills: the a2a-x402 extension (x402.payment.* message metadata) "
+    "or an X-API-Key header (credits). JSON-RPC answers are HTTP 200 with result or error, except an unknown "
+    "X-API-Key (HTTP 401)."
+)
+
+
+class ErrorOrJsonRpcOut(RootModel[ErrorOut | a2a_s.JsonRpcResponseOut]):
+    """A chat's error, or the JSON-RPC response (an unknown X-API-Key)."""
+
+
+AGENT_POST_RESPONSES = {**CHAT_RESPONSES, 200: a2a_s.ChatOrJsonRpcOut, 401: ErrorOrJsonRpcOut}
+
+
 def _agent(slug: str) -> CatalogAgent:
     agent = catalog_agent(slug)
     if agent is None:
         raise NotFound(UNKNOWN_AGENT.format(slug=slug))
+    return agent
+
+
+def _enabled_agent(slug: str) -> CatalogAgent:
+    agent = _agent(slug)
+    if not agent.enabled:
+        raise NotFound(f"agent {agent.slug} is disabled")
     return agent
 
 
@@ -137,14 +164,16 @@ class AgentView(ApiView):
 
     @extend_schema(
         tags=["agents"],
-        summary="Chat with a catalog agent",
+        summary="Chat with a catalog agent, or call it by A2A JSON-RPC",
         operation_id="agent_post",
-        description=CHAT_DESCRIPTION,
+        description=JSONRPC_DESCRIPTION + " " + CHAT_DESCRIPTION,
         parameters=CHAT_HEADERS,
-        request=ChatBody,
-        responses=CHAT_RESPONSES,
+        request=a2a_s.ChatOrJsonRpcIn,
+        responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request, slug: str) -> Response:
+        if jsonrpc_requested(request):
+            return jsonrpc_answer(request, agent=_enabled_agent(slug))
         return _chat_slug(request, slug)
 
 
@@ -178,14 +207,16 @@ class AgentHubView(ApiView):
 
     @extend_schema(
         tags=["marketplace"],
-        summary="Chat through the agent hub",
+        summary="Chat through the agent hub, or call it by A2A JSON-RPC",
         operation_id="agenthub_post",
-        description=CHAT_DESCRIPTION,
+        description=JSONRPC_DESCRIPTION + " " + CHAT_DESCRIPTION,
         parameters=CHAT_HEADERS,
-        request=ChatBody,
-        responses=CHAT_RESPONSES,
+        request=a2a_s.ChatOrJsonRpcIn,
+        responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request) -> Response:
+        if jsonrpc_requested(request):
+            return jsonrpc_answer(request, agent=None)
         return _chat(request, None)
 
     def head(self, request: Request) -> HttpResponse:
@@ -206,4 +237,21 @@ class AgentHubChatView(AgentHubView):
         responses=CHAT_RESPONSES,
     )
     def post(self, request: Request) -> Response:
+        return _chat(request, None)
+
+
+class AgentHubSlashView(AgentHubChatView):
+    """POST (and HEAD) /api/a2a/agenthub/: chat, or A2A JSON-RPC as /api/a2a/agenthub."""
+
+    @extend_schema(
+        tags=["marketplace"],
+        summary="Chat through the agent hub, or call it by A2A JSON-RPC",
+        description=JSONRPC_DESCRIPTION + " " + CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
+        request=a2a_s.ChatOrJsonRpcIn,
+        responses=AGENT_POST_RESPONSES,
+    )
+    def post(self, request: Request) -> Response:
+        if jsonrpc_requested(request):
+            return jsonrpc_answer(request, agent=None)
         return _chat(request, None)

@@ -66,3 +66,57 @@ class Erc8004Registration(models.Model):
     def agent_registry(self) -> str:
         """The EIP-8004 registry id: eip155:<chainId>:<registry address>."""
         return f"eip155:{self.chain_id}:{self.registry_address}"
+
+
+class A2aTask(models.Model):
+    """One A2A task (agents/a2a/): a skill asked of the hub or a catalog agent over JSON-RPC,
+    with what was said and delivered. Stored so GetTask / tasks/get answer from any process
+    and a payment submitted later (a2a-x402 extension) finds the task it pays for."""
+
+    class State(models.TextChoices):
+        # The A2A task states, spelled as protocol 0.3 spells them (1.0: TASK_STATE_<UPPER>).
+        SUBMITTED = "submitted"
+        WORKING = "working"
+        INPUT_REQUIRED = "input-required"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELED = "canceled"
+        REJECTED = "rejected"
+        AUTH_REQUIRED = "auth-required"
+
+    TERMINAL = (State.COMPLETED, State.FAILED, State.CANCELED, State.REJECTED)
+
+    id = models.UUIDField(primary_key=True)
+    context_id = models.CharField(max_length=200, db_index=True)
+    # A catalog agent's slug, or "agenthub" for the hub.
+    agent = models.CharField(max_length=64, db_index=True)
+    # A SKU name or a free skill (agents/a2a/skills.py).
+    skill = models.CharField(max_length=64, db_index=True)
+    state = models.CharField(max_length=16, choices=State.choices, db_index=True)
+    params = models.JSONField(default=dict, blank=True)
+    # The price asked (atomic USDC) and the x402 resource the challenge names; empty for free skills.
+    price_atomic = models.PositiveBigIntegerField(null=True, blank=True)
+    resource_url = models.CharField(max_length=500, blank=True, default="")
+    # The A2A objects in protocol 1.0 JSON (proto JSON names): the messages exchanged, the
+    # current status message, the artifacts and the task metadata.
+    history = models.JSONField(default=list, blank=True)
+    status_message = models.JSONField(null=True, blank=True)
+    artifacts = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # Who paid: the x402 payer's wallet, or the credit account (X-API-Key).
+    payer = models.CharField(max_length=42, blank=True, default="")
+    account = models.ForeignKey(
+        "billing.Account", null=True, blank=True, on_delete=models.SET_NULL, related_name="a2a_tasks"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.agent}/{self.skill} {self.state}"
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in self.TERMINAL

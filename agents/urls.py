@@ -7,7 +7,9 @@ from __future__ import annotations
 from django.urls import path
 
 from a2a_service.core.freeviews import FreeGet, cacheable_routes, free_urlpatterns
-from agents.api import AgentChatView, AgentHubChatView, AgentHubView, AgentView
+from agents.a2a import cards
+from agents.a2a import schemas as a2a_s
+from agents.api import AgentChatView, AgentHubChatView, AgentHubSlashView, AgentHubView, AgentView
 from agents.discovery import catalog_agents, documents, health, marketplace
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT
@@ -19,11 +21,19 @@ D, A, MK = "discovery", "agents", "marketplace"
 
 FREE_GETS: list[FreeGet] = [
     FreeGet(
-        route=".well-known/agent.json",
-        selector=documents.agent_card,
-        response=s.AgentCardOut,
+        route=".well-known/agent-card.json",
+        selector=cards.agent_card_v1,
+        response=a2a_s.AgentCardV1Out,
         tag=D,
-        summary="A2A agent card",
+        summary="A2A agent card (protocol 1.0): JSON-RPC interface, skills, X-API-Key scheme, a2a-x402 extension",
+        cacheable=True,
+    ),
+    FreeGet(
+        route=".well-known/agent.json",
+        selector=cards.agent_card_v03,
+        response=a2a_s.AgentCardV03Out,
+        tag=D,
+        summary="A2A agent card (protocol 0.3 form)",
         cacheable=True,
     ),
     FreeGet(
@@ -233,6 +243,6 @@ agent_urlpatterns = [
     path("api/a2a/agents/<str:slug>", AgentView.as_view(), name="agent_get"),
     path("api/a2a/agents/<str:slug>/chat", AgentChatView.as_view(), name="agent_chat"),
     path("api/a2a/agenthub", AgentHubView.as_view(), name="agenthub_get"),
-    path("api/a2a/agenthub/", AgentHubChatView.as_view(), name="agenthub_create"),
+    path("api/a2a/agenthub/", AgentHubSlashView.as_view(), name="agenthub_create"),
     path("api/a2a/agenthub/chat", AgentHubChatView.as_view(), name="agenthub_chat_create"),
 ]

@@ -184,5 +184,7 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         # x402 paths of the SKUs added for the X-API-Key routes tokenized/signals and tokenized/scalp
         ("GET", "/api/a2a/x402/tokenized/signals"),
         ("GET", "/api/a2a/x402/tokenized/scalp"),
+        # the A2A 1.0 agent card (issue 14; /.well-known/agent.json is its 0.3 form)
+        ("GET", "/.well-known/agent-card.json"),
     }
 )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from a2a.compat.v0_3 import types as types_v03
 from a2a.types import AgentCard
 from google.protobuf.json_format import ParseDict
 
@@ -10,11 +11,15 @@ pytestmark = pytest.mark.django_db
 
 
 def test_agent_card_is_a_valid_a2a_card(api):
-    card = api.get("/.well-known/agent.json").json()
+    card = api.get("/.well-known/agent-card.json").json()
     parsed = ParseDict(card, AgentCard())  # strict: unknown fields or wrong types raise
     assert parsed.name and parsed.skills and parsed.supported_interfaces[0].url.endswith("/api/a2a/agenthub")
     skill_ids = {s.id for s in parsed.skills}
-    assert {"news-catalog", "prediction-catalog", "session-packs"} <= skill_ids
+    # The skills the JSON-RPC endpoint answers: the products on sale and the free catalogs.
+    assert {"news_catalog", "news_unlock", "morning_brief"} <= skill_ids
+    # The 0.3 form of the same card (tests/test_a2a_jsonrpc.py checks both in detail).
+    legacy = types_v03.AgentCard.model_validate(api.get("/.well-known/agent.json").json())
+    assert {s.id for s in legacy.skills} == skill_ids
 
 
 def test_erc8004_registration_file_points_at_real_endpoints(api):

@@ -22,7 +22,8 @@ def lines() -> list[list[str]]:
 @pytest.mark.parametrize(
     "expected",
     [
-        ["GET", "/.well-known/agent.json", "selector=agents.discovery.documents.agent_card"],
+        ["GET", "/.well-known/agent.json", "selector=agents.a2a.cards.agent_card_v03"],
+        ["GET", "/.well-known/agent-card.json", "selector=agents.a2a.cards.agent_card_v1"],
         ["GET", "/api/a2a/news/catalog", "selector=catalog.selectors.market.news_catalog"],
         ["GET", "/api/a2a/account/whale/catalog", "selector=billing.selectors.pricing.whale_catalog"],
         ["GET", "/api/a2a/teaser/{name}", "selector=catalog.selectors.teasers.teaser"],

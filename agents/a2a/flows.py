@@ -1,0 +1,499 @@
+"""What a message does to a task: a free skill completes at once; a paid skill asks for payment
+(input-required, a2a-x402 v0.2 standalone flow) unless the request carries an X-API-Key
+(credits); a payment submitted on the task's id is verified, the product runs, the payment
+settles and the task completes with the artifact and the receipts. Every payment goes through
+the one paid call (billing/paid_call.py): nothing charged for a failed product, no proof used
+twice.
+
+Tasks and messages are kept in A2A 1.0 JSON (proto JSON names); agents/a2a/rpc.py turns them
+into the protocol version the caller speaks."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from a2a.types import Message
+from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, UnsupportedOperationError
+from django.conf import settings
+from rest_framework.request import Request
+from x402.schemas import PaymentRequired, SettleResponse
+
+from a2a_service.core.errors import ApiError, NotFound, ProductUnavailable, RequestValidationError
+from a2a_service.core.errors import PaymentRequired as CreditTooLow
+from a2a_service.core.money import usdc_from_atomic
+from agents.a2a import extension as x
+from agents.a2a.proto import to_json
+from agents.a2a.skills import Asked, asked_skill, is_free, plain_json, skills_all
+from agents.a2a.store import a2a_task_claim, a2a_task_create, a2a_task_save
+from agents.discovery.views import FREE_CAPABILITIES
+from agents.models import A2aTask
+from billing.api.auth import api_key_account
+from billing.api.views import IDEMPOTENCY_KEY_MAX
+from billing.models import Account
+from billing.paid_call import CreditReceipt, Offer, ReplayReceipt, X402Receipt, paid_call, paid_offer
+from billing.rails.credits import CreditRail, Idempotency
+from billing.rails.x402 import SettlementPending, x402_challenge, x402_payment
+from billing.x402.proof import PaymentRejected, proof_decode
+from catalog.models import CatalogAgent
+from catalog.selectors.payment import absolute
+
+State = A2aTask.State
+# Credit calls are made idempotent by the message's id (billing.models.IdempotentCall keys).
+IDEMPOTENCY_PREFIX = "a2a-message:"
+REUSED = "this messageId was first sent for another call; nothing was charged. Send a new messageId."
+
+
+@dataclass
+class Ctx:
+    """One JSON-RPC request: who is asked, by whom, and what it came to (for AgentInteraction)."""
+
+    request: Request
+    agent: str  # a catalog agent's slug, or "agenthub"
+    catalog_agent: CatalogAgent | None
+    base: str
+    # The HTTP-equivalent outcome: 200 answered, 402 payment asked or refused, 503 unavailable.
+    status: int = 200
+    skill: str = ""
+
+    @property
+    def api_key(self) -> str:
+        return str(self.request.headers.get("X-API-Key", "")).strip()
+
+
+# --- A2A objects (1.0 JSON) ------------------------------------------------------------------
+def _text_message(task: A2aTask, text: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_AGENT",
+        "taskId": str(task.id),
+        "contextId": task.context_id,
+        "parts": [{"text": text}],
+    }
+    if metadata:
+        message["metadata"] = metadata
+    return message
+
+
+def _user_message(message: Message, task: A2aTask) -> dict[str, Any]:
+    stored = plain_json(to_json(message))
+    stored.update({"taskId": str(task.id), "contextId": task.context_id})
+    return stored
+
+
+def _artifact(task: A2aTask, content: Any, description: str) -> dict[str, Any]:
+    return {
+        "artifactId": uuid.uuid4().hex,
+        "name": task.skill,
+        "description": description,
+        "parts": [{"data": content, "mediaType": "application/json"}],
+    }
+
+
+def help_message(ctx: Ctx, message: Message) -> dict[str, Any]:
+    """The answer to a message that names no skill: a message (no task) listing the skills."""
+    skills = [s.id for s in skills_all()]
+    reply: dict[str, Any] = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_AGENT",
+        "parts": [
+            {
+                "text": "I could not tell which skill you want. Name one in a data part "
+                '{"skill": "<skill id>", "params": {...}} (the agent card lists them), or ask in other words.'
+            },
+            {"data": {"skills": skills}, "mediaType": "application/json"},
+        ],
+    }
+    if message.context_id:
+        reply["contextId"] = message.context_id
+    return reply
+
+
+# --- the message ------------------------------------------------------------------------------
+def send_message(ctx: Ctx, message: Message, *, task: A2aTask | None) -> A2aTask | dict[str, Any]:
+    """A message: on a task (task given: its payment, or a decline), or a new request."""
+    if task is not None:
+        ctx.skill = task.skill
+        return _continue(ctx, task, message)
+    asked = asked_skill(message, agent=ctx.catalog_agent)
+    if asked is None:
+        ctx.status = 422
+        return help_message(ctx, message)
+    ctx.skill = asked.skill
+    return _start(ctx, asked, message)
+
+
+def _start(ctx: Ctx, asked: Asked, message: Message) -> A2aTask:
+    context_id = message.context_id or uuid.uuid4().hex
+    if is_free(asked.skill):
+        content = FREE_CAPABILITIES[asked.skill](ctx.base).model_dump(mode="json", by_alias=True)
+        task = a2a_task_create(
+            agent=ctx.agent, skill=asked.skill, context_id=context_id, params={}, state=State.WORKING
+        )
+        return _complete(
+            ctx,
+            task,
+            [_user_message(message, task)],
+            content,
+            text=f"{asked.skill}: free, here it is.",
+            description=f"{asked.skill} (free)",
+        )
+    try:
+        offer = _offer(asked.skill, asked.params, ctx.base)
+    except ProductUnavailable as exc:
+        task = a2a_task_create(
+            agent=ctx.agent,
+            skill=asked.skill,
+            context_id=context_id,
+            params=asked.params,
+            state=State.WORKING,
+        )
+        return _failed(ctx, task, [_user_message(message, task)], exc)
+    # Before the task exists: an unknown key is refused (401) without leaving a task behind.
+    account = api_key_account(ctx.request) if ctx.api_key else None
+    params = offer.call.params.model_dump(mode="json") if offer.call.params is not None else {}
+    task = a2a_task_create(
+        agent=ctx.agent,
+        skill=asked.skill,
+        context_id=context_id,
+        params=params,
+        state=State.WORKING,
+        price_atomic=offer.price,
+        resource_url=_resource_url(ctx.base, offer),
+    )
+    user = [_user_message(message, task)]
+    if account is not None:
+        return _pay_credits(ctx, task, offer, account, user)
+    return _ask_payment(ctx, task, offer, user)
+
+
+def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
+    if task.state != State.INPUT_REQUIRED:
+        # A completed task is never paid again: a payload sent twice is refused here, charged once.
+        raise UnsupportedOperationError(
+            f"task {task.id} is {task.state}: it takes no more messages; start a new task for a new call"
+        )
+    metadata = plain_json(to_json(message.metadata)) if message.HasField("metadata") else {}
+    status = metadata.get(x.STATUS)
+    user = [_user_message(message, task)]
+    if status == x.PAYMENT_REJECTED:
+        if not a2a_task_claim(task=task):
+            raise UnsupportedOperationError(f"task {task.id} is being paid by another request")
+        return a2a_task_save(
+            task=task,
+            state=State.CANCELED,
+            messages=user,
+            status_message=_text_message(
+                task,
+                "Payment declined: the task is canceled, nothing was charged.",
+                {x.STATUS: x.PAYMENT_REJECTED},
+            ),
+        )
+    if status == x.PAYMENT_SUBMITTED:
+        payload = metadata.get(x.PAYLOAD)
+        if not isinstance(payload, dict):
+            raise InvalidParamsError(
+                f"{x.STATUS} is {x.PAYMENT_SUBMITTED} but {x.PAYLOAD} does not hold the signed x402 PaymentPayload"
+            )
+        return _claimed(ctx, task, user, lambda offer: _pay_x402(ctx, task, offer, payload, user))
+    if ctx.api_key:
+        account = api_key_account(ctx.request)
+        return _claimed(ctx, task, user, lambda offer: _pay_credits(ctx, task, offer, account, user))
+    # Neither paid nor declined: the requirements again (at today's price).
+    try:
+        offer = _offer(task.skill, task.params, ctx.base)
+    except ApiError as exc:
+        return _failed(ctx, task, user, exc)
+    return _ask_payment(ctx, task, offer, user)
+
+
+def _claimed(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], pay: Callable[[Offer], A2aTask]) -> A2aTask:
+    """Pay for an input-required task once: claim it (a second request for it is refused),
+    prepare the call, pay; a crash in between puts the task back to input-required."""
+    if not a2a_task_claim(task=task):
+        raise UnsupportedOperationError(f"task {task.id} is being paid by another request")
+    try:
+        try:
+            offer = _offer(task.skill, task.params, ctx.base)
+        except ApiError as exc:
+            return _failed(ctx, task, user, exc)
+        return pay(offer)
+    except BaseException:
+        A2aTask.objects.filter(pk=task.pk, state=State.WORKING).update(state=State.INPUT_REQUIRED)
+        raise
+
+
+def _offer(skill: str, params: dict[str, Any], base: str) -> Offer:
+    """The paid call prepared (billing/paid_call.py): an unknown skill or bad parameters are
+    the caller's invalid params; a product with nothing to sell is ProductUnavailable."""
+    try:
+        return paid_offer(product=skill, params=params, base_url=base, params_in="params")
+    except NotFound as exc:
+        raise InvalidParamsError(
+            f"unknown skill {skill!r} ({exc.detail}); the agent card at /.well-known/agent-card.json lists them"
+        ) from None
+    except RequestValidationError as exc:
+        errors = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors]
+        raise InvalidParamsError(f"invalid params for skill {skill}", data={"errors": errors}) from None
+
+
+def _resource_url(base: str, offer: Offer) -> str:
+    """The x402 resource a task's payment names: the SKU's own paid URL with the same
+    parameters, so the REST route collects a payment whose settlement was still pending."""
+    assert offer.sku is not None
+    url = absolute(base, offer.sku.path)
+    params = offer.call.params.model_dump(mode="json", exclude_none=True) if offer.call.params else {}
+    return f"{url}?{urlencode(params, doseq=True)}" if params else url
+
+
+def payment_required_json(offer: Offer, resource_url: str, error: str = "payment_required") -> dict[str, Any]:
+    """The x402 PaymentRequired (version 2) of the SKU's REST 402 (its PAYMENT-REQUIRED header)."""
+    challenge = x402_challenge(offer, resource_url=resource_url)
+    required = PaymentRequired(
+        x402_version=2, error=error, resource=challenge.resource, accepts=[challenge.v2]
+    )
+    return required.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# --- outcomes -------------------------------------------------------------------------------
+def _ask_payment(
+    ctx: Ctx, task: A2aTask, offer: Offer, user: list[dict[str, Any]], note: str = ""
+) -> A2aTask:
+    ctx.status = 402
+    price = usdc_from_atomic(offer.price)
+    text = (
+        f"{note}{task.skill} costs {price:g} USDC. Pay with the a2a-x402 extension: sign the requirements in "
+        f"{x.REQUIRED} and send the PaymentPayload in {x.PAYLOAD} with {x.STATUS} {x.PAYMENT_SUBMITTED} "
+        f"on task {task.id}; or send a message on this task with an X-API-Key header to pay from prepaid credits."
+    )
+    metadata = {x.STATUS: x.PAYMENT_REQUIRED, x.REQUIRED: payment_required_json(offer, task.resource_url)}
+    task.price_atomic = offer.price
+    return a2a_task_save(
+        task=task,
+        state=State.INPUT_REQUIRED,
+        messages=user,
+        status_message=_text_message(task, text, metadata),
+    )
+
+
+def _complete(
+    ctx: Ctx,
+    task: A2aTask,
+    user: list[dict[str, Any]],
+    content: Any,
+    *,
+    text: str,
+    description: str,
+    metadata: dict[str, Any] | None = None,
+    task_metadata: dict[str, Any] | None = None,
+    payer: str = "",
+    account: Account | None = None,
+) -> A2aTask:
+    ctx.status = 200
+    status_message = _text_message(task, text, metadata)
+    return a2a_task_save(
+        task=task,
+        state=State.COMPLETED,
+        messages=[*user, status_message],
+        status_message=status_message,
+        artifacts=[_artifact(task, content, description)],
+        metadata=task_metadata,
+        payer=payer,
+        account=account,
+    )
+
+
+def _failed(
+    ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], exc: ApiError, *, detail: str = ""
+) -> A2aTask:
+    """A call that could not be sold (the product has nothing to sell, the SKU left the shop):
+    the task fails, nothing was charged."""
+    ctx.status = exc.status_code
+    charged = bool(exc.extra.get("charged", False))
+    status_message = _text_message(task, detail or exc.detail, {"charged": charged})
+    return a2a_task_save(
+        task=task, state=State.FAILED, messages=[*user, status_message], status_message=status_message
+    )
+
+
+def _receipts(task: A2aTask, receipt: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's settle responses so far, and this one (the extension's persistent history)."""
+    earlier = task.metadata.get(x.RECEIPTS, [])
+    return [*(earlier if isinstance(earlier, list) else []), receipt]
+
+
+def _payment_failed(
+    ctx: Ctx,
+    task: A2aTask,
+    user: list[dict[str, Any]],
+    *,
+    reason: str,
+    text: str,
+    state: str = State.FAILED,
+    charged: bool = False,
+) -> A2aTask:
+    failure = SettleResponse(
+        success=False, error_reason=reason, error_message=text, transaction="", network=settings.X402_NETWORK
+    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    receipts = _receipts(task, failure)
+    metadata = {
+        x.STATUS: x.PAYMENT_FAILED,
+        x.ERROR: x.error_code(reason),
+        x.RECEIPTS: receipts,
+        "charged": charged,
+    }
+    status_message = _text_message(task, text, metadata)
+    return a2a_task_save(
+        task=task,
+        state=state,
+        messages=[*user, status_message],
+        status_message=status_message,
+        metadata={x.RECEIPTS: receipts},
+    )
+
+
+def _pay_x402(
+    ctx: Ctx, task: A2aTask, offer: Offer, raw: dict[str, Any], user: list[dict[str, Any]]
+) -> A2aTask:
+    """Verify the payload against the task's requirements, run the product, settle
+    (billing/rails/x402.py says in which order, and why)."""
+    ctx.status = 402
+    try:
+        # The one decoder of x402 payloads (size and depth bounds, v1/v2 models): it reads the
+        # header form, so the object goes through it as the header would carry it.
+        encoded = base64.b64encode(json.dumps(raw, separators=(",", ":")).encode()).decode()
+        payload = proof_decode(encoded)
+        rail = x402_payment(payload=payload, offer=offer, resource_url=task.resource_url)
+        paid = paid_call(product=offer, payment=rail)
+    except PaymentRejected as exc:
+        return _payment_failed(ctx, task, user, reason=exc.reason, text=f"Payment refused: {exc.message}")
+    except SettlementPending as exc:
+        # Paid, not confirmed yet: the same payload on this task collects it once it confirms.
+        ctx.status = 202
+        status_message = _text_message(
+            task,
+            f"{exc.detail}. Send the same {x.PAYLOAD} on task {task.id} again in "
+            f"{exc.extra.get('retry_after', 5)} seconds.",
+            {x.STATUS: x.PAYMENT_VERIFIED, "transaction": exc.extra.get("transaction", "")},
+        )
+        return a2a_task_save(
+            task=task,
+            state=State.INPUT_REQUIRED,
+            messages=[*user, status_message],
+            status_message=status_message,
+        )
+    except ProductUnavailable as exc:
+        ctx.status = 503
+        charged = bool(exc.extra.get("charged", False))
+        # Settled but the product failed: the payment is kept; the same payload on this task
+        # collects it, so the task waits for it again instead of failing.
+        return _payment_failed(
+            ctx,
+            task,
+            user,
+            reason="product_unavailable",
+            text=exc.detail,
+            state=State.INPUT_REQUIRED if charged else State.FAILED,
+            charged=charged,
+        )
+    except ApiError as exc:
+        ctx.status = exc.status_code
+        return _payment_failed(ctx, task, user, reason=exc.code, text=exc.detail)
+    receipt = paid.receipt
+    assert isinstance(receipt, X402Receipt)
+    settlement = receipt.settlement.model_dump(mode="json", by_alias=True, exclude_none=True)
+    receipts = _receipts(task, settlement)
+    return _complete(
+        ctx,
+        task,
+        user,
+        paid.content,
+        text=f"Payment settled ({receipt.settlement.transaction}): here is {task.skill}.",
+        description=offer.sku.headline if offer.sku else task.skill,
+        metadata={x.STATUS: x.PAYMENT_COMPLETED, x.RECEIPTS: receipts},
+        task_metadata={x.RECEIPTS: receipts},
+        payer=(receipt.settlement.payer or "").lower(),
+    )
+
+
+def _idempotency(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]]) -> Idempotency | None:
+    """A message sent again (same messageId, as a client retrying after a lost answer does) is
+    the same credit call: it is answered with the first call's content and charged once."""
+    message_id = str(user[-1].get("messageId", "")) if user else ""
+    key = f"{IDEMPOTENCY_PREFIX}{message_id}"
+    if not message_id or len(key) > IDEMPOTENCY_KEY_MAX:
+        return None
+    call = json.dumps([ctx.agent, task.skill, task.params], sort_keys=True, separators=(",", ":"))
+    return Idempotency(key=key, fingerprint=hashlib.sha256(call.encode()).hexdigest(), path=ctx.request.path)
+
+
+def _pay_credits(
+    ctx: Ctx, task: A2aTask, offer: Offer, account: Account, user: list[dict[str, Any]]
+) -> A2aTask:
+    """Debit the price from the key's credits with the product, in one transaction (the credit
+    rail); not enough credit asks for an x402 payment instead."""
+    rail = CreditRail(
+        account=account, reference=f"a2a task {task.id}", idempotency=_idempotency(ctx, task, user)
+    )
+    try:
+        paid = paid_call(product=offer, payment=rail)
+    except CreditTooLow as exc:
+        return _ask_payment(ctx, task, offer, user, note=f"{exc.detail}. ")
+    except RequestValidationError:
+        return _failed(
+            ctx,
+            task,
+            user,
+            RequestValidationError.single(["params", "message", "messageId"], REUSED, "message_id_reused"),
+            detail=REUSED,
+        )
+    except ApiError as exc:
+        return _failed(ctx, task, user, exc)
+    receipt = paid.receipt
+    if isinstance(receipt, ReplayReceipt):
+        # The same message again: its first answer, nothing charged.
+        balance = Account.objects.values_list("credit_balance_atomic", flat=True).get(pk=account.pk)
+        credits: dict[str, Any] = {
+            "rail": "credits",
+            "charged_usdc": 0.0,
+            "balance_usdc": usdc_from_atomic(balance),
+            "replay": True,
+        }
+    else:
+        assert isinstance(receipt, CreditReceipt)
+        credits = {
+            "rail": "credits",
+            "charged_usdc": usdc_from_atomic(receipt.charged_atomic),
+            "balance_usdc": usdc_from_atomic(receipt.balance_atomic),
+        }
+    return _complete(
+        ctx,
+        task,
+        user,
+        paid.content,
+        text=f"Paid from credits ({credits['charged_usdc']:g} USDC): here is {task.skill}.",
+        description=offer.sku.headline if offer.sku else task.skill,
+        metadata={"credits": credits},
+        task_metadata={"credits": credits},
+        payer=account.wallet_address,
+        account=account,
+    )
+
+
+def cancel(ctx: Ctx, task: A2aTask) -> A2aTask:
+    """CancelTask: only a task waiting for its payment can be canceled (nothing was charged)."""
+    ctx.skill = task.skill
+    if task.state != State.INPUT_REQUIRED or not a2a_task_claim(task=task):
+        raise TaskNotCancelableError(
+            f"task {task.id} is {task.state}: only a task waiting for payment cancels"
+        )
+    status_message = _text_message(task, "Canceled by the client; nothing was charged.")
+    return a2a_task_save(
+        task=task, state=State.CANCELED, messages=[status_message], status_message=status_message
+    )
