@@ -536,3 +536,29 @@ def test_the_hub_scoped_to_an_agent_by_the_body(api):
     assert body["agent"] == "m2m-desk" and body["intent"] == "risk_decision_pack"
     assert body["next_call"]["params"] == {"symbol": "BTC/USDT"}
     assert AgentInteraction.objects.filter(surface="chat").latest("id").agent == "m2m-desk"
+
+
+def test_every_number_in_a_reply_comes_from_the_excerpt_the_call_or_the_question(api, fees):
+    import re
+
+    signals_shop_write()
+    dca_market()
+    funding_reading_write(exchange="binance", symbol="SOL/USDT:USDT", rate=0.0003, mark=200)
+    prediction_market_write(
+        venue="kalshi", external_id="K-SOON", question="Fed cut?", yes_price=0.41, closes_in_hours=30
+    )
+    number = re.compile(r"\d+(?:\.\d+)?")
+    for question in (
+        "BTC regime?",
+        "cheapest venue to DCA 500 USDC into ETH",
+        "what closes on Kalshi this week",
+        "funding hedge for SOL",
+        "ETH signals",
+    ):
+        body = chat(api, question).json()
+        assert body["teaser"], question
+        sources = json.dumps([body["teaser"], body["next_call"], body["entities"], question])
+        allowed = set(number.findall(sources))
+        # List positions in the quoted paths (markets[0].yes_price) are not figures.
+        quoted = set(number.findall(re.sub(r"\[\d+\]", "", body["reply"])))
+        assert quoted <= allowed, (question, quoted - allowed)
