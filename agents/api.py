@@ -2,24 +2,79 @@
 
 from __future__ import annotations
 
+import time
+
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from pydantic import RootModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import NotFound
+from a2a_service.core.errors import ApiError, NotFound
 from a2a_service.core.inputs import parse_body
-from a2a_service.core.schemas import ErrorOut, HTTPValidationError
+from a2a_service.core.schemas import ErrorOut, HTTPValidationError, PaymentRequiredOut, ProductUnavailableOut
 from a2a_service.core.views import ApiView, base_url, ok
 from agents.a2a import schemas as a2a_s
 from agents.a2a.rpc import jsonrpc_answer, jsonrpc_requested
-from agents.chat import chat_reply
+from agents.chat.answer import chat_answer, paid_answer
+from agents.chat.pay import paid_run, payment_brought
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT, agent_status, agenthub_status, catalog_agent
+from agents.services import agent_interaction_record
+from billing.api.views import IDEMPOTENCY_KEY_HEADER
 from catalog.api.bodies import ChatBody
 from catalog.models import CatalogAgent
 
-CHAT_RESPONSES = {200: s.ChatOut, 404: ErrorOut, 422: HTTPValidationError}
+CHAT_RESPONSES = {
+    200: s.ChatOut,
+    401: ErrorOut,
+    402: PaymentRequiredOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    422: HTTPValidationError,
+    503: ProductUnavailableOut,
+}
+CHAT_DESCRIPTION = (
+    "The message is understood as one SKU and its parameters (intent and entities: symbols, amounts, "
+    "venues, time windows). Unpaid, the answer is 200: a free excerpt of the product's current answer to "
+    "the question (its teaser cut), the price and the exact next call by each route (x402 URL, X-API-Key "
+    "credit routes, session). With X-API-Key (credits), X-Session-Token (session) or an x402 proof "
+    "(PAYMENT-SIGNATURE / X-PAYMENT) on this request, the product runs, paid exactly like its own routes, "
+    "and `result` carries its content and `charged` the payment; a refused payment answers 401/402/403, a "
+    "product with nothing fresh 503 uncharged. A question no SKU answers is a 200 saying so, with suggestions."
+)
+
+
+CHAT_HEADERS = [
+    OpenApiParameter(
+        "X-API-Key", str, OpenApiParameter.HEADER, required=False,
+        description="pay the understood SKU from prepaid credits; the reply's `result` is its content",
+    ),
+    IDEMPOTENCY_KEY_HEADER,
+    OpenApiParameter(
+        "X-Session-Token", str, OpenApiParameter.HEADER, required=False,
+        description="pay with one call of a prepaid session (session-callable SKUs)",
+    ),
+    OpenApiParameter(
+        "PAYMENT-SIGNATURE", str, OpenApiParameter.HEADER, required=False,
+        description="x402 v2 proof for the understood SKU's price (from the 402 of next_call.x402.url)",
+    ),
+    OpenApiParameter(
+        "X-PAYMENT", str, OpenApiParameter.HEADER, required=False, description="x402 v1 proof, likewise"
+    ),
+]  # fmt: skip
+
+
+def _chat_slug(request: Request, slug: str) -> Response:
+    """The chat of the agent `slug`; an unknown one is a 404, recorded like every answer."""
+    try:
+        agent = _agent(slug)
+    except NotFound:
+        agent_interaction_record(agent=slug, surface="chat", status_code=404)
+        raise
+    return _chat(request, agent)
+
+
 # The POSTs that also speak A2A JSON-RPC (agents/a2a/): a body with "jsonrpc" is a JSON-RPC request.
 JSONRPC_DESCRIPTION = (
     'A body with a "jsonrpc" member is an A2A JSON-RPC 2.0 request (agents/a2a/rpc.py; methods SendMessage, '
@@ -28,12 +83,13 @@ JSONRPC_DESCRIPTION = (
     "or an X-API-Key header (credits). JSON-RPC answers are HTTP 200 with result or error, except an unknown "
     "X-API-Key (HTTP 401)."
 )
-AGENT_POST_RESPONSES = {
-    200: a2a_s.ChatOrJsonRpcOut,
-    401: a2a_s.JsonRpcResponseOut,
-    404: ErrorOut,
-    422: HTTPValidationError,
-}
+
+
+class ErrorOrJsonRpcOut(RootModel[ErrorOut | a2a_s.JsonRpcResponseOut]):
+    """A chat's error, or the JSON-RPC response (an unknown X-API-Key)."""
+
+
+AGENT_POST_RESPONSES = {**CHAT_RESPONSES, 200: a2a_s.ChatOrJsonRpcOut, 401: ErrorOrJsonRpcOut}
 
 
 def _agent(slug: str) -> CatalogAgent:
@@ -51,12 +107,44 @@ def _enabled_agent(slug: str) -> CatalogAgent:
 
 
 def _chat(request: Request, agent: CatalogAgent | None) -> Response:
-    body = parse_body(request, ChatBody)
-    if agent is None and body.agent:
-        agent = _agent(body.agent)
-    if agent is not None and not agent.enabled:
-        raise NotFound(f"agent {agent.slug} is disabled")
-    return ok(chat_reply(agent=agent, message=body.message, base=base_url(request)))
+    """One chat message answered, and recorded (agent_interaction_record, whatever the outcome).
+    Unpaid: 200 with the understood SKU, a free excerpt and the exact call that buys it.
+    With X-API-Key, X-Session-Token or an x402 proof: the product runs, paid like its own
+    routes, and `result` carries its content (a refused payment answers 401/402/403)."""
+    started = time.monotonic()
+    slug, skill, status = agent.slug if agent else "agenthub", "", 500
+    try:
+        body = parse_body(request, ChatBody)
+        if agent is None and body.agent:
+            agent = _agent(body.agent)
+            slug = agent.slug
+        if agent is not None and not agent.enabled:
+            raise NotFound(f"agent {agent.slug} is disabled")
+        base = base_url(request)
+        rail = payment_brought(request)
+        out, intent = chat_answer(agent=agent, message=body.message, base=base, free=rail is None)
+        skill = intent.sku or ""
+        if rail is None or intent.sku is None or intent.missing:
+            status = 200
+            return ok(out)
+        paid, charge = paid_run(request, sku=intent.sku, params=intent.params, rail=rail)
+        status = paid.status_code
+        if paid.status_code != 200:
+            return paid
+        paid_answer(out, agent=agent, content=paid.data, charge=charge)
+        headers = {k: v for k, v in paid.items() if k.lower() != "content-type"}
+        return Response(out.model_dump(mode="json", by_alias=True), headers=headers)
+    except ApiError as exc:
+        status = exc.status_code
+        raise
+    finally:
+        agent_interaction_record(
+            agent=slug,
+            surface="chat",
+            skill=skill,
+            status_code=status,
+            latency_ms=int((time.monotonic() - started) * 1000),
+        )
 
 
 class AgentView(ApiView):
@@ -77,15 +165,16 @@ class AgentView(ApiView):
     @extend_schema(
         tags=["agents"],
         summary="Chat with a catalog agent, or call it by A2A JSON-RPC",
-        description=JSONRPC_DESCRIPTION,
         operation_id="agent_post",
+        description=JSONRPC_DESCRIPTION + " " + CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=a2a_s.ChatOrJsonRpcIn,
         responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request, slug: str) -> Response:
         if jsonrpc_requested(request):
             return jsonrpc_answer(request, agent=_enabled_agent(slug))
-        return _chat(request, _agent(slug))
+        return _chat_slug(request, slug)
 
 
 class AgentChatView(ApiView):
@@ -93,11 +182,13 @@ class AgentChatView(ApiView):
         tags=["agents"],
         summary="Chat with a catalog agent",
         operation_id="agent_chat",
+        description=CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=ChatBody,
         responses=CHAT_RESPONSES,
     )
     def post(self, request: Request, slug: str) -> Response:
-        return _chat(request, _agent(slug))
+        return _chat_slug(request, slug)
 
 
 class AgentHubView(ApiView):
@@ -117,8 +208,9 @@ class AgentHubView(ApiView):
     @extend_schema(
         tags=["marketplace"],
         summary="Chat through the agent hub, or call it by A2A JSON-RPC",
-        description=JSONRPC_DESCRIPTION,
         operation_id="agenthub_post",
+        description=JSONRPC_DESCRIPTION + " " + CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=a2a_s.ChatOrJsonRpcIn,
         responses=AGENT_POST_RESPONSES,
     )
@@ -137,7 +229,12 @@ class AgentHubChatView(AgentHubView):
     http_method_names = ["post", "head", "options"]
 
     @extend_schema(
-        tags=["marketplace"], summary="Chat through the agent hub", request=ChatBody, responses=CHAT_RESPONSES
+        tags=["marketplace"],
+        summary="Chat through the agent hub",
+        description=CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
+        request=ChatBody,
+        responses=CHAT_RESPONSES,
     )
     def post(self, request: Request) -> Response:
         return _chat(request, None)
@@ -149,7 +246,8 @@ class AgentHubSlashView(AgentHubChatView):
     @extend_schema(
         tags=["marketplace"],
         summary="Chat through the agent hub, or call it by A2A JSON-RPC",
-        description=JSONRPC_DESCRIPTION,
+        description=JSONRPC_DESCRIPTION + " " + CHAT_DESCRIPTION,
+        parameters=CHAT_HEADERS,
         request=a2a_s.ChatOrJsonRpcIn,
         responses=AGENT_POST_RESPONSES,
     )

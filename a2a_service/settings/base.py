@@ -328,6 +328,12 @@ AGENT_STATUS_WINDOW_MINUTES = env.int("AGENT_STATUS_WINDOW_MINUTES", default=60)
 AGENT_STATUS_DEGRADED_ERROR_RATE = env.float("AGENT_STATUS_DEGRADED_ERROR_RATE", default=0.2)
 AGENT_STATUS_DEGRADED_LATENCY_MS = env.int("AGENT_STATUS_DEGRADED_LATENCY_MS", default=5000)
 OUTBOUND_HTTP_TIMEOUT_SECONDS = env.float("OUTBOUND_HTTP_TIMEOUT_SECONDS", default=5.0)
+# The catalog agents' chat may have an OpenAI-compatible model reword its replies (agents/chat/llm.py):
+# off while CHAT_LLM_URL is empty; any failure keeps the deterministic reply.
+CHAT_LLM_URL = env("CHAT_LLM_URL", default="")
+CHAT_LLM_API_KEY = env("CHAT_LLM_API_KEY", default="")
+CHAT_LLM_MODEL = env("CHAT_LLM_MODEL", default="")
+CHAT_LLM_TIMEOUT_SECONDS = env.float("CHAT_LLM_TIMEOUT_SECONDS", default=5.0)
 
 # --- webhooks -----------------------------------------------------------------------------
 WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=not DEBUG)

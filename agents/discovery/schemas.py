@@ -392,6 +392,37 @@ class ChatSuggestionOut(Out):
     path: str
     price_usdc: float
     headline: str
+    agents: list[str] = Field(default_factory=list, description="the catalog agents that sell this SKU")
+
+
+class ChatPayRouteOut(Out):
+    method: Literal["GET"] = "GET"
+    url: str = Field(description="the exact call, with the query parameters of the question")
+    header: str = Field(description="what to send with it")
+
+
+class ChatNextCallOut(Out):
+    """The concrete call that buys the answer, by each payment route."""
+
+    sku: str
+    params: dict[str, Any] = Field(description="the product's parameters understood from the question")
+    price_usdc: float
+    price_atomic: int
+    available: bool = Field(description="whether the product has content to sell now (else 503, uncharged)")
+    unavailable_reason: str | None = None
+    x402: ChatPayRouteOut = Field(description="per call: answers 402 with the requirements, pay and retry")
+    credits: list[ChatPayRouteOut] = Field(description="prepaid credits: the X-API-Key routes")
+    session: ChatPayRouteOut | None = Field(None, description="prepaid session (session-callable SKUs)")
+    in_chat: str = Field(
+        description="or send this chat message again with X-API-Key, X-Session-Token or an x402 proof"
+    )
+
+
+class ChatChargeOut(Out):
+    rail: Literal["credits", "x402", "session"]
+    amount_usdc: float | None = Field(description="what this answer cost (None for a session call)")
+    balance_usdc: float | None = Field(None, description="credits left (credits)")
+    calls_remaining: int | None = Field(None, description="session calls left (session)")
 
 
 class ChatOut(Out):
@@ -399,6 +430,16 @@ class ChatOut(Out):
     reply: str
     suggestions: list[ChatSuggestionOut]
     links: dict[str, str]
+    intent: str | None = Field(None, description="the SKU the question was understood as (None: not found)")
+    confidence: float = 0.0
+    entities: dict[str, Any] = Field(default_factory=dict, description="what was recognised in the message")
+    missing: list[str] = Field(default_factory=list, description="parameters the product refused, and why")
+    next_call: ChatNextCallOut | None = None
+    teaser: dict[str, Any] | None = Field(
+        None, description="free excerpt of the product's current answer to the question (the teaser cut)"
+    )
+    result: dict[str, Any] | None = Field(None, description="the product's content, when this message paid")
+    charged: ChatChargeOut | None = Field(None, description="the payment this answer took (None: free)")
 
 
 class AgentHubStatusOut(Out):

@@ -214,5 +214,13 @@ class MarketplaceExecuteBody(Body):
 
 
 class ChatBody(Body):
-    message: Annotated[str, Field(min_length=1, max_length=4000)]
+    message: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4000,
+            description="the question, e.g. 'BTC regime?', 'cheapest venue to DCA 500 USDC into ETH', "
+            "'what closes on Kalshi this week'",
+        ),
+    ]
     agent: Annotated[str | None, Field(max_length=64, description="agent slug (agenthub only)")] = None

@@ -4,10 +4,11 @@ and why not when it would not."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from a2a_service.core.formats import iso
 from catalog.api import schemas as s
@@ -75,19 +76,29 @@ def _teaser_spec(name: str) -> Any:
     return next((t for t, _ in teasers_all() if t.name == name), None)
 
 
-def product_excerpt(sku: Sku, *, teaser_name: str, base: str) -> tuple[dict[str, Any] | None, str]:
+def product_excerpt(
+    sku: Sku,
+    *,
+    teaser_name: str,
+    base: str,
+    params: BaseModel | None = None,
+    focus: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> tuple[dict[str, Any] | None, str]:
     """(excerpt, "") from a run of the product with its default parameters, or (None, why
     not) when the run has nothing fresh (ProductFailed). Never charges (no payment is
     involved) and never keeps a write: the run is rolled back. Products with effects or that
     need a caller (packs, entitlements) get no excerpt, nor do those whose parameters have
-    no defaults (an item's unlock); an unexpected error is logged and gives no excerpt."""
+    no defaults (an item's unlock); an unexpected error is logged and gives no excerpt.
+    `params` (validated by the product's model) replace the defaults and `focus` narrows the
+    content before the cut: the agents' chat excerpts the answer to one question."""
     from catalog.products.registry import ProductCall, ProductFailed, product_get
 
     spec = product_get(sku.sku)
     if spec is None or spec.effects or spec.ready is not None:
         return None, ""
     try:
-        params = spec.params() if spec.params is not None else None
+        if params is None:
+            params = spec.params() if spec.params is not None else None
     except ValidationError:
         return None, ""
     content: dict[str, Any] = {}
@@ -102,6 +113,8 @@ def product_excerpt(sku: Sku, *, teaser_name: str, base: str) -> tuple[dict[str,
     except Exception:
         logger.warning("teaser %s: the excerpt of %s failed", teaser_name, sku.sku, exc_info=True)
         return None, ""
+    if focus is not None:
+        content = focus(content)
     teaser_spec = _teaser_spec(teaser_name)
     if teaser_spec is not None and teaser_spec.excerpt is not None:
         content = teaser_spec.excerpt(content)
