@@ -363,3 +363,14 @@ def test_the_tier_rate_applies_with_the_token_and_the_key_not_without(api, monke
     assert codes(4, "10.50.0.4", HTTP_X_WHALE_TOKEN=token) == [200, 200, 200, 429]
     assert api.get(STATUS, HTTP_X_API_KEY=key, REMOTE_ADDR="10.50.0.5").json()["tier"] is None
     assert api.post(TOKEN, HTTP_X_API_KEY=key, REMOTE_ADDR="10.50.0.5").status_code == 403
+
+
+def test_odd_token_text_is_refused_not_a_server_error(api):
+    from django.test import Client
+
+    client = Client(raise_request_exception=False)
+    for odd in ("wt1.\x00.\x00", "wt1.é.x", "wt1..", "...", "wt1." + "a" * 600, " "):
+        resp = client.get(FREE, HTTP_X_WHALE_TOKEN=odd)
+        assert resp.status_code in (200, 401), (odd, resp.status_code)  # " " is no token: 200
+        if odd.strip():
+            assert resp.json()["code"] == "whale_token_invalid"

@@ -49,6 +49,14 @@ API_KEY_HEADER = OpenApiParameter(
     required=False,
     description="API key from /api/a2a/account/register",
 )
+WHALE_TOKEN_PARAMETER = OpenApiParameter(
+    WHALE_TOKEN_HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="a whale token (POST /api/a2a/account/whale/token): the account's tier rate limit; it pays "
+    "for nothing (alone on a paid route: 402 with how to pay). Expired, revoked or forged: 401",
+)
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key",
     {"type": "string", "maxLength": 200},
@@ -207,6 +215,7 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
                 required=False,
                 description="instead of x402: debit the price from prepaid credits",
             ),
+            WHALE_TOKEN_PARAMETER,
             IDEMPOTENCY_KEY_HEADER,
         ],
         responses={
@@ -438,7 +447,12 @@ def credit_view(
         operation_id=name,
         deprecated=deprecated,
         request=body,
-        parameters=[*(query_parameters(query) if query else []), API_KEY_HEADER, IDEMPOTENCY_KEY_HEADER],
+        parameters=[
+            *(query_parameters(query) if query else []),
+            API_KEY_HEADER,
+            WHALE_TOKEN_PARAMETER,
+            IDEMPOTENCY_KEY_HEADER,
+        ],
         responses={
             200: content_response(product_sku),
             401: s.UnauthorizedOut,
