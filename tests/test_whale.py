@@ -374,3 +374,44 @@ def test_odd_token_text_is_refused_not_a_server_error(api):
         assert resp.status_code in (200, 401), (odd, resp.status_code)  # " " is no token: 200
         if odd.strip():
             assert resp.json()["code"] == "whale_token_invalid"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_credit_fast_path_counts_a_tier_key_in_the_tier_budget(settings, monkeypatch):
+    """Keyed calls served in front of Django (billing/api/credit_fastpath.py) use the same
+    budget as Django's throttle: the tier's rate for a tier account's key."""
+    if not settings.REDIS_URL:
+        pytest.skip("the credit fast path needs Redis (CI sets REDIS_URL)")
+    from django.db import connections
+    from werkzeug.test import Client
+
+    from a2a_service.wsgi import application
+    from catalog.services import catalog_seed
+
+    catalog_seed()  # transactional tests start from empty tables
+    try:
+        monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "3/min"})
+        WhaleTier.objects.filter(name="dolphin").update(rate_limit_per_minute=5)
+        account, key = tier_account()
+        plain = register_wallet()
+        credit_add(account_id=plain.account.id, amount_atomic=USDC, kind="adjustment", reason="test")
+        wsgi = Client(application)
+        path = "/api/a2a/x402/payments/dual-rail-status"  # 0.01 USDC, served by the fast path
+        _fresh_minute()
+
+        def codes(n: int, who: str, addr: str) -> list[int]:
+            env = {"REMOTE_ADDR": addr}
+            return [
+                wsgi.get(path, headers={"X-API-Key": who}, environ_base=env).status_code for _ in range(n)
+            ]
+
+        assert codes(6, key, "10.60.0.1") == [200] * 5 + [429]
+        assert codes(4, plain.api_key, "10.60.0.2") == [200] * 3 + [429]
+        charged = LedgerEntry.objects.filter(kind="sku_call")
+        assert (
+            charged.filter(account=account).count() == 5
+            and charged.filter(account=plain.account).count() == 3
+        )
+        assert ledger_audit() == []
+    finally:
+        connections.close_all()
