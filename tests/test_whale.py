@@ -20,6 +20,7 @@ from billing.models import Account, BillingSettings, Deposit, LedgerEntry, Whale
 from billing.tiers import tier_standing
 from billing.whale import Claims, token_decode, token_encode
 from catalog.models import NewsItem
+from tests.test_deposits import watcher  # noqa: F401, F811  (the deposit watcher on anvil)
 from tests.wallets import register_wallet
 
 pytestmark = pytest.mark.django_db
@@ -415,3 +416,34 @@ def test_the_credit_fast_path_counts_a_tier_key_in_the_tier_budget(settings, mon
         assert ledger_audit() == []
     finally:
         connections.close_all()
+
+
+def test_the_deposit_watcher_credits_the_tier_bonus_once_on_a_real_chain(watcher):  # noqa: F811
+    """On anvil: 30 USDC makes a dolphin, its next 10 USDC deposit gets 2% as a whale_bonus
+    row; scanning again (and again) credits nothing more."""
+    from billing.chain.localchain import dev_account
+    from billing.deposits import deposits_scan
+    from tests.test_deposits import mine, send
+
+    reg = register_wallet(dev_account(4))
+    send(watcher, 4, 30 * USDC)
+    mine(watcher, 2)
+    assert deposits_scan().credited == 1
+    send(watcher, 4, 10 * USDC)
+    mine(watcher, 2)
+    assert deposits_scan().credited == 1
+    for _ in range(2):
+        deposits_scan()
+    rows = ledger(reg.account)
+    assert rows == [
+        ("deposit", 30 * USDC),
+        ("bonus", 3 * USDC),
+        ("deposit", 10 * USDC),
+        ("bonus", 1 * USDC),
+        ("whale_bonus", 200_000),
+    ]
+    second = Deposit.objects.get(amount_atomic=10 * USDC)
+    assert second.whale_bonus_atomic == 200_000
+    assert LedgerEntry.objects.get(kind="whale_bonus").deposit == second
+    assert Account.objects.get(pk=reg.account.pk).credit_balance_atomic == 44_200_000
+    assert ledger_audit() == []
