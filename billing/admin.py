@@ -140,6 +140,8 @@ class DepositAdmin(ReadOnlyAdmin):
         "tx_hash",
         "from_address",
         "amount_usdc",
+        "bonus_atomic",
+        "whale_bonus_atomic",
         "state",
         "account",
         "credited_at",

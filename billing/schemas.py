@@ -207,7 +207,9 @@ class WhaleTokenBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     ttl_seconds: int | None = Field(
-        None, description="lifetime of the token; default WHALE_TOKEN_DEFAULT_TTL_SECONDS (bounds in the 422)"
+        None,
+        description="lifetime of the token in seconds: WHALE_TOKEN_DEFAULT_TTL_SECONDS (86400) when absent; "
+        "between WHALE_TOKEN_MIN_TTL_SECONDS (60) and WHALE_TOKEN_MAX_TTL_SECONDS (2592000), else 422",
     )
     label: str = Field("", max_length=100, description="your name for it (a sub-agent's), shown in the admin")
 
