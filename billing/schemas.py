@@ -242,12 +242,6 @@ class WhaleTokenLimitOut(ErrorOut):
     next_expiry: str | None
 
 
-class WhaleTokenRefusedOut(ErrorOut):
-    header: str
-    token_endpoint: str
-    instructions: str
-
-
 class WhaleTokenPaysNothingOut(ErrorOut):
     price_usdc: float
     x402_alternative: str | None = Field(description="the product's x402 path: pay per call with a wallet")

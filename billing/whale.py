@@ -55,7 +55,9 @@ class WhaleTokenRefused(Unauthorized):
     def __init__(self, detail: str) -> None:
         super().__init__(
             detail,
+            # The shape of every 401 (UnauthorizedOut), plus where tokens come from.
             extra={
+                "register_endpoint": "/api/a2a/account/register",
                 "header": TOKEN_HEADER,
                 "token_endpoint": TOKEN_ENDPOINT,
                 "instructions": "the account's owner issues a new token with POST "

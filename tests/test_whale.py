@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.throttling import AnonRateThrottle
 
+from a2a_service.core.schemas import UnauthorizedOut
 from billing.credits import credit_add, deposit_orphan, deposit_settle, ledger_audit
 from billing.models import Account, BillingSettings, Deposit, LedgerEntry, WhaleTier, WhaleToken
 from billing.tiers import tier_standing
@@ -275,6 +276,7 @@ def test_forged_expired_and_revoked_tokens_answer_401(api, client):
         resp = api.get(FREE, HTTP_X_WHALE_TOKEN=forged)
         assert resp.status_code == 401 and resp.json()["code"] == "whale_token_invalid", forged[:40]
         assert resp.json()["token_endpoint"] == TOKEN
+        UnauthorizedOut.model_validate(resp.json())  # the documented 401 of every route
     # Expired: signed by us, its expiry passed.
     row = WhaleToken.objects.get()
     now = int(time.time())
