@@ -449,3 +449,19 @@ def test_the_deposit_watcher_credits_the_tier_bonus_once_on_a_real_chain(watcher
     assert LedgerEntry.objects.get(kind="whale_bonus").deposit == second
     assert Account.objects.get(pk=reg.account.pk).credit_balance_atomic == 44_200_000
     assert ledger_audit() == []
+
+
+def test_without_redis_djangos_own_throttle_applies_the_tier_rate(api, monkeypatch):
+    """The embedded local stack (no REDIS_URL): DRF's throttle on the cache, same budgets."""
+    from django.core.cache import cache
+
+    monkeypatch.setattr("a2a_service.core.throttling.redis_client", lambda: None)
+    monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "2/day"})
+    account, key = tier_account()
+    WhaleTier.objects.filter(name="dolphin").update(rate_limit_per_minute=4)
+    cache.clear()
+    _fresh_minute()
+    plain = [api.get(FREE, REMOTE_ADDR="10.70.0.1").status_code for _ in range(3)]
+    keyed = [api.get(FREE, REMOTE_ADDR="10.70.0.1", HTTP_X_API_KEY=key).status_code for _ in range(5)]
+    cache.clear()
+    assert plain == [200, 200, 429] and keyed == [200] * 4 + [429]
