@@ -3,7 +3,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("billing", "0006_account_ownership_and_reorgs"),
+        ("billing", "0007_bounties_txgen"),
     ]
 
     operations = [
