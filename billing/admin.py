@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from a2a_service.core.admin_base import ReadOnlyAdmin
-from billing.models import BillingSettings, Payment, WhaleTier
+from billing.models import BillingSettings, Payment, WhaleTier, WhaleToken
+from billing.whale import whale_token_revoke
 
 
 @admin.register(BillingSettings)
@@ -15,6 +17,7 @@ class BillingSettingsAdmin(admin.ModelAdmin):
         "min_deposit_atomic",
         "bundle_atomic",
         "bonus_pct",
+        "whale_window_days",
         "updated_at",
     ]
 
@@ -46,16 +49,32 @@ class PaymentAdmin(admin.ModelAdmin):
 
 @admin.register(WhaleTier)
 class WhaleTierAdmin(admin.ModelAdmin):
-    list_display = ["name", "min_balance_atomic", "bonus_pct"]
+    """Tiers are earned by the USDC deposited within BillingSettings.whale_window_days."""
+
+    list_display = ["name", "min_deposit_atomic", "min_deposit_usdc", "bonus_pct", "rate_limit_per_minute"]
+    fields = ["name", "min_deposit_atomic", "bonus_pct", "rate_limit_per_minute", "perks"]
+
+
+@admin.register(WhaleToken)
+class WhaleTokenAdmin(ReadOnlyAdmin):
+    """Issued by accounts (POST /api/a2a/account/whale/token); staff can only revoke them."""
+
+    list_display = ["jti", "account", "tier", "label", "created_at", "expires_at", "revoked_at"]
+    list_filter = ["tier", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["jti", "label", "account__wallet_address"]
+    actions = ["revoke"]
+
+    @admin.action(description="Revoke selected whale tokens", permissions=["operate"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[WhaleToken]) -> None:
+        n = whale_token_revoke(token_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"{n} whale token(s) revoked", messages.SUCCESS)
 
 
 # --- credits --------------------------------------------------------------------------
 from decimal import Decimal  # noqa: E402
 
 from django import forms  # noqa: E402
-from django.contrib import messages  # noqa: E402
 from django.db import transaction  # noqa: E402
-from django.db.models import QuerySet  # noqa: E402
 from django.template.response import TemplateResponse  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from django.utils.cache import add_never_cache_headers  # noqa: E402
@@ -121,6 +140,8 @@ class DepositAdmin(ReadOnlyAdmin):
         "tx_hash",
         "from_address",
         "amount_usdc",
+        "bonus_atomic",
+        "whale_bonus_atomic",
         "state",
         "account",
         "credited_at",

@@ -20,6 +20,11 @@ class BillingConfig(AppConfig):
         from catalog.services import seeder_register
 
         seeder_register(billing_seed)
+        from a2a_service.core.throttling import client_rate_register
+        from billing.whale import whale_client_rate
+
+        # Whale tiers: a tier account's key, or its whale token, carries the tier's rate limit.
+        client_rate_register(whale_client_rate)
         # The catalog's pages say whether X-API-Key credits are on: billing's setting.
         credit_billing_reader_register(lambda: BillingSettings.load().credit_billing_enabled)
         from a2a_service.core.payment_routes import route_mark_available

@@ -18,6 +18,7 @@ from eth_account.messages import defunct_hash_message, encode_defunct
 from eth_typing import HexStr
 
 from billing.models import Account, ApiKey, BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
+from billing.tiers import account_tier
 
 logger = logging.getLogger(__name__)
 
@@ -279,7 +280,7 @@ def credit_add(
 
 def deposit_settle(*, deposit_id: int) -> Deposit:
     """Decide a confirmed deposit: below the minimum, waiting for its wallet to register, or
-    credited (with the bundle bonus). Credits once: the deposit row is locked and the ledger
+    credited (with the bundle bonus, and the whale tier's bonus: billing/tiers.py). Credits once: the deposit row is locked and the ledger
     has one deposit row per deposit and kind."""
     billing = BillingSettings.load()
     # The wallet lock before the row lock, in the order registration takes them (wallet, then
@@ -307,6 +308,10 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
             if (deposit.amount_atomic >= billing.bundle_atomic)
             else 0
         )
+        # The tier held before this deposit (it is not credited yet, so not counted): the
+        # deposit that crosses a threshold earns the new tier's bonus from the next one on.
+        tier = account_tier(account.id)
+        whale_bonus = tier.bonus_for(deposit.amount_atomic) if tier is not None else 0
         credit_add(
             account_id=account.id,
             amount_atomic=deposit.amount_atomic,
@@ -322,17 +327,27 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
                 reference=f"bundle bonus {billing.bonus_pct}%",
                 deposit=deposit,
             )
+        if whale_bonus and tier is not None:
+            # Its own row, linked to the deposit: the (deposit, kind) constraint credits it once.
+            credit_add(
+                account_id=account.id,
+                amount_atomic=whale_bonus,
+                kind=LedgerEntry.Kind.WHALE_BONUS,
+                reference=f"whale tier {tier.name} {tier.bonus_pct}% of {deposit.tx_hash}:{deposit.tx_log_index}",
+                deposit=deposit,
+            )
         deposit.account = account
         deposit.bonus_atomic = bonus
+        deposit.whale_bonus_atomic = whale_bonus
         deposit.state = Deposit.State.CREDITED
         deposit.credited_at = timezone.now()
-        deposit.save(update_fields=["account", "bonus_atomic", "state", "credited_at"])
+        deposit.save(update_fields=["account", "bonus_atomic", "whale_bonus_atomic", "state", "credited_at"])
         return deposit
 
 
 def deposit_orphan(*, deposit_id: int) -> Deposit:
     """A deposit whose block left the chain (a reorganisation deeper than the confirmations):
-    it becomes `reorged`, and if it was credited, the credit and its bonus are taken back with
+    it becomes `reorged`, and if it was credited, the credit and its bonuses are taken back with
     a reorg_reversal ledger row. What the balance no longer holds (it was spent) cannot be
     taken: it is recorded on the account (reorg_shortfall_atomic) and the account is held
     (is_active false) for staff to settle. If the transfer is included again, the watcher
@@ -344,7 +359,7 @@ def deposit_orphan(*, deposit_id: int) -> Deposit:
         if deposit.state == Deposit.State.REORGED:
             return deposit
         if deposit.state == Deposit.State.CREDITED and deposit.account_id is not None:
-            owed = deposit.amount_atomic + deposit.bonus_atomic
+            owed = deposit.amount_atomic + deposit.bonus_atomic + deposit.whale_bonus_atomic
             account = Account.objects.select_for_update().get(pk=deposit.account_id)
             taken = min(owed, account.credit_balance_atomic)
             shortfall = owed - taken

@@ -18,6 +18,10 @@ class BillingSettings(models.Model):
         default=5_000_000, help_text="deposit size that earns the bonus"
     )
     bonus_pct = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("10.00"))
+    whale_window_days = models.PositiveSmallIntegerField(
+        default=30,
+        help_text="whale tiers: the USDC an account deposited in this many days (up to now) earns its tier",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -97,18 +101,42 @@ class Payment(models.Model):
 
 
 class WhaleTier(models.Model):
-    """A tier of large prepaid accounts, published in the whale catalog."""
+    """A tier of large prepaid accounts, published in the whale catalog. An account holds the
+    highest tier whose min_deposit_atomic its credited deposits of the window reach
+    (BillingSettings.whale_window_days; billing/whale.py)."""
 
     name = models.CharField(max_length=64, unique=True)
-    min_balance_atomic = models.PositiveBigIntegerField()
-    bonus_pct = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0"))
-    perks = models.JSONField(default=list, blank=True)
+    min_deposit_atomic = models.PositiveBigIntegerField(
+        help_text="USDC (atomic, 6 decimals) deposited within the window to hold this tier"
+    )
+    bonus_pct = models.DecimalField(
+        max_digits=6,
+        decimal_places=2,
+        default=Decimal("0"),
+        help_text="added to each deposit of an account that holds the tier (a whale_bonus ledger row)",
+    )
+    rate_limit_per_minute = models.PositiveIntegerField(
+        default=1200,
+        help_text="requests per minute per caller address with the account's API key or whale token "
+        "(instead of the base THROTTLE_ANON rate; set it above that)",
+    )
+    perks = models.JSONField(
+        default=list, blank=True, help_text="other perks shown in the catalog: only what staff deliver"
+    )
 
     class Meta:
-        ordering = ["min_balance_atomic"]
+        ordering = ["min_deposit_atomic"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def min_deposit_usdc(self) -> float:
+        return usdc_from_atomic(self.min_deposit_atomic)
+
+    def bonus_for(self, amount_atomic: int) -> int:
+        """The tier's bonus on a deposit, rounded down to the atomic unit."""
+        return (amount_atomic * int(self.bonus_pct * 100)) // 10_000
 
 
 class Account(models.Model):
@@ -214,6 +242,9 @@ class Deposit(models.Model):
     from_address = models.CharField(max_length=42, db_index=True)
     amount_atomic = models.PositiveBigIntegerField()
     bonus_atomic = models.PositiveBigIntegerField(default=0)
+    whale_bonus_atomic = models.PositiveBigIntegerField(
+        default=0, help_text="the whale tier's bonus credited with this deposit (its whale_bonus ledger row)"
+    )
     account = models.ForeignKey(
         Account, null=True, blank=True, on_delete=models.PROTECT, related_name="deposits"
     )
@@ -247,6 +278,7 @@ class LedgerEntry(models.Model):
     class Kind(models.TextChoices):
         DEPOSIT = "deposit", "deposit"
         BONUS = "bonus", "bundle bonus"
+        WHALE_BONUS = "whale_bonus", "whale tier bonus"
         SKU_CALL = "sku_call", "SKU call"
         REFUND = "refund", "refund"
         ADJUSTMENT = "adjustment", "staff adjustment"
@@ -278,6 +310,26 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account_id} {self.kind} {usdc_from_atomic(self.amount_atomic)}"
+
+
+class WhaleToken(models.Model):
+    """A signed, expiring whale tier pass (billing/whale.py): sub-agents send it in
+    X-Whale-Token for the account's tier rate limit; it pays for nothing. The token itself is
+    never stored (its signature is derived from SECRET_KEY): this row makes it revocable."""
+
+    jti = models.CharField(max_length=32, unique=True)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="whale_tokens")
+    tier = models.CharField(max_length=64, help_text="the account's tier when it was issued")
+    label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.jti[:8]}… {self.tier} ({'revoked' if self.revoked_at else 'active'})"
 
 
 class IdempotentCall(models.Model):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from a2a_service.core.schemas import ErrorOut, Out
 from catalog.api.schemas import PaymentAlternatives, SkuOut
@@ -139,17 +139,113 @@ class SurgeOut(Out):
     skus: list[SurgeSkuOut]
 
 
+class RateLimitOut(Out):
+    requests: int
+    per_seconds: int
+    applies_to: str = Field(description="what the budget is counted per")
+
+
 class WhaleTierOut(Out):
     name: str
-    min_balance_usdc: float
-    bonus_pct: float
-    perks: list[str]
+    min_deposit_atomic: int = Field(description="USDC (atomic, 6 decimals) deposited within the window")
+    min_deposit_usdc: float
+    min_balance_usdc: float = Field(description="deprecated: the same as min_deposit_usdc")
+    bonus_pct: float = Field(description="added to each later deposit as its own whale_bonus ledger row")
+    rate_limit_per_minute: int = Field(
+        description="requests per minute per caller address with the account's X-API-Key or X-Whale-Token"
+    )
+    benefits: list[str] = Field(description="what the tier gives, from the figures above")
+    perks: list[str] = Field(description="other perks staff deliver for this tier")
 
 
 class WhaleCatalogOut(Out):
     tiers: list[WhaleTierOut]
+    window_days: int = Field(description="tiers are earned by the credited deposits of this many days")
+    base_rate_limit: RateLimitOut | None = Field(
+        description="the limit without a tier; null: none configured"
+    )
+    token_header: str
+    how_earned: str
     status_endpoint: str
     token_endpoint: str
+
+
+class WhaleNextTierOut(Out):
+    name: str
+    min_deposit_atomic: int
+    min_deposit_usdc: float
+    needed_atomic: int = Field(description="still to deposit within the window")
+    needed_usdc: float
+    progress_pct: float = Field(description="deposited in the window as a percent of this tier's minimum")
+
+
+class WhaleStatusOut(Out):
+    wallet_address: str
+    tier: WhaleTierOut | None = Field(description="the tier held now; null: none")
+    rate_limit: RateLimitOut | None = Field(
+        description="the limit calls with this account's key or whale tokens get now"
+    )
+    window_days: int
+    window_start: str = Field(description="deposits credited after this instant count")
+    window_end: str = Field(description="now")
+    deposited_atomic: int = Field(description="credited deposits in the window (bonuses not counted)")
+    deposited_usdc: float
+    deposits_counted: int
+    tier_holds_until: str | None = Field(
+        description="when the tier lapses if nothing more is deposited (its oldest counted deposits leave the "
+        "window)"
+    )
+    next_tier: WhaleNextTierOut | None = Field(description="null at the top tier")
+    whale_bonus_earned_atomic: int = Field(description="whale_bonus ledger rows credited in the window")
+    whale_bonus_earned_usdc: float
+    active_tokens: int
+    token_endpoint: str
+    catalog_endpoint: str
+
+
+class WhaleTokenBody(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    ttl_seconds: int | None = Field(
+        None,
+        description="lifetime of the token in seconds: WHALE_TOKEN_DEFAULT_TTL_SECONDS (86400) when absent; "
+        "between WHALE_TOKEN_MIN_TTL_SECONDS (60) and WHALE_TOKEN_MAX_TTL_SECONDS (2592000), else 422",
+    )
+    label: str = Field("", max_length=100, description="your name for it (a sub-agent's), shown in the admin")
+
+
+class WhaleTokenOut(Out):
+    token: str = Field(description="send it as the X-Whale-Token header; it is not stored, keep it")
+    header: str
+    jti: str = Field(description="the token's id (what staff revoke)")
+    tier: str
+    label: str
+    issued_at: str
+    expires_at: str
+    ttl_seconds: int
+    rate_limit: RateLimitOut
+    pays: bool = Field(
+        False, description="always false: a token raises the rate limit, it never spends credit"
+    )
+    usage: str
+
+
+class WhaleTierRequiredOut(ErrorOut):
+    deposited_usdc: float
+    window_days: int
+    next_tier: WhaleNextTierOut | None
+    catalog_endpoint: str
+
+
+class WhaleTokenLimitOut(ErrorOut):
+    active_tokens: int
+    next_expiry: str | None
+
+
+class WhaleTokenPaysNothingOut(ErrorOut):
+    price_usdc: float
+    x402_alternative: str | None = Field(description="the product's x402 path: pay per call with a wallet")
+    topup: dict[str, Any]
 
 
 class FacilitatorHealthOut(Out):
@@ -225,6 +321,7 @@ class DepositOut(Out):
     block_number: int
     amount_usdc: float
     bonus_usdc: float
+    whale_bonus_usdc: float = Field(0.0, description="the whale tier's bonus credited with this deposit")
     state: str = Field(
         description="pending_confirmations, credited, below_minimum, unmatched (waits for the wallet to prove "
         "ownership) or reorged (orphaned by a chain reorganisation; its credit was reversed)"

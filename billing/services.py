@@ -13,21 +13,27 @@ from a2a_service.core.money import atomic_from_usdc
 from billing.models import BillingSettings, Payment, WhaleTier
 from catalog.models import Sku
 
-# (name, minimum balance in USDC, bonus percent, perks)
-WHALE_TIERS: list[tuple[str, str, str, list[str]]] = [
-    ("dolphin", "25", "2", ["priority support"]),
-    ("whale", "100", "5", ["priority support", "whale token for batched calls"]),
-    ("leviathan", "500", "8", ["priority support", "whale token for batched calls", "custom desk requests"]),
+# (name, USDC deposited in the window, bonus percent, requests per minute). Perks beyond these
+# benefits (priority support, say) are added by staff in the admin, when someone delivers them.
+WHALE_TIERS: list[tuple[str, str, str, int]] = [
+    ("dolphin", "25", "2", 1200),
+    ("whale", "100", "5", 3000),
+    ("leviathan", "500", "8", 6000),
 ]
 
 
 def billing_seed() -> None:
     """The settings row and the whale tiers (run by catalog_seed; staff edits are kept)."""
     BillingSettings.load()
-    for name, min_usdc, bonus, perks in WHALE_TIERS:
+    for name, min_usdc, bonus, per_minute in WHALE_TIERS:
         WhaleTier.objects.get_or_create(
             name=name,
-            defaults={"min_balance_atomic": atomic_from_usdc(min_usdc), "bonus_pct": bonus, "perks": perks},
+            defaults={
+                "min_deposit_atomic": atomic_from_usdc(min_usdc),
+                "bonus_pct": bonus,
+                "rate_limit_per_minute": per_minute,
+                "perks": [],
+            },
         )
 
 

@@ -33,6 +33,7 @@ FREE_CACHE_IGNORED_MODELS = frozenset(
         "billing.LedgerEntry",
         "billing.IdempotentCall",
         "billing.NewsUnlock",
+        "billing.WhaleToken",
         "sessions_app.PrepaidSession",
         "sessions_app.SessionCall",
         "webhooks.WebhookSubscription",

@@ -188,7 +188,7 @@ def _agent_skus():
 
 
 def _whale():
-    WhaleTier.objects.create(name="Kraken 7781", min_balance_atomic=10**12, bonus_pct=1, perks=[])
+    WhaleTier.objects.create(name="Kraken 7781", min_deposit_atomic=10**12, bonus_pct=1, perks=[])
 
 
 def _integration():

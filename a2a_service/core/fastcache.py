@@ -188,6 +188,7 @@ _BYPASS_HEADERS = (
     "HTTP_AUTHORIZATION",
     "HTTP_ORIGIN",
     "HTTP_X_API_KEY",
+    "HTTP_X_WHALE_TOKEN",  # billing.whale: checked (401 if refused) and rate-limited by Django
     "HTTP_X_SESSION_TOKEN",
     "HTTP_PAYMENT_SIGNATURE",
     "HTTP_X_PAYMENT",

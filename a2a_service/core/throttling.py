@@ -15,7 +15,15 @@ what the other processes admitted in the last FLUSH_SECONDS, each of those calls
 
 Without Redis (the embedded local stack), DRF's own throttle runs on the configured cache.
 If the cache cannot be reached, the request is served and the failure logged, instead of
-every request answering 500; health reports the cache as down meanwhile."""
+every request answering 500; health reports the cache as down meanwhile.
+
+A request may carry a credential with a rate of its own (billing's whale tiers: an API key or
+a whale token of an account with a tier). This package imports no app, so the apps register
+a resolver (client_rate_register): given the request's META (or the bare WSGI environ), it
+returns a ClientRate or None, or raises an ApiError to refuse the request (a forged or
+expired credential: that refusal is an answer, not a cache failure, so it is not failed open).
+A ClientRate replaces the base rate for that request and is counted in windows of its own
+scope, per caller address like the base budget (ClientRateThrottle.budget)."""
 
 from __future__ import annotations
 
@@ -23,6 +31,8 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from redis import Redis
@@ -35,6 +45,47 @@ from a2a_service.core.redisconn import redis_client
 logger = logging.getLogger(__name__)
 
 WINDOW_PREFIX = "a2a:rl:"
+
+
+@dataclass(frozen=True)
+class ClientRate:
+    """A rate a credential carries: `num_requests` per `duration` seconds, counted in windows
+    of `scope` (one scope per account, say), per caller address."""
+
+    scope: str
+    num_requests: int
+    duration: int
+
+
+@dataclass(frozen=True)
+class ClientBudget:
+    """What one request is counted against: the windows of `ident`, `num_requests` per
+    `duration` seconds."""
+
+    ident: str
+    num_requests: int
+    duration: int
+
+
+ClientRateResolver = Callable[[Mapping[str, Any]], ClientRate | None]
+CLIENT_RATE_RESOLVERS: list[ClientRateResolver] = []
+
+
+def client_rate_register(resolver: ClientRateResolver) -> None:
+    """Register a resolver of credential rates (see the module docstring); the first that
+    answers a request wins."""
+    if resolver not in CLIENT_RATE_RESOLVERS:
+        CLIENT_RATE_RESOLVERS.append(resolver)
+
+
+def client_rate(meta: Mapping[str, Any]) -> ClientRate | None:
+    """The rate the request's credential carries, or None (the base rate). Raises the
+    resolver's ApiError for a refused credential."""
+    for resolver in CLIENT_RATE_RESOLVERS:
+        rate = resolver(meta)
+        if rate is not None:
+            return rate
+    return None
 
 
 # One round trip: count the request; the first count of a window sets its expiry.
@@ -158,23 +209,55 @@ BUFFERED_WINDOWS = BufferedWindows()
 
 class ClientRateThrottle(AnonRateThrottle):
     _wait: float | None = None
+    _ident: str | None = None
     # Set by SimpleRateThrottle.__init__ from parse_rate(); drf-stubs does not declare them.
     num_requests: int
     duration: int
 
+    def budget(self, request: Any) -> ClientBudget | None:
+        """What this request counts against: its credential's rate (a registered resolver)
+        or the base rate, per caller address; None when no rate is configured. `request` is a
+        DRF request or a ThrottleEnviron (the fast paths). Raises a resolver's ApiError."""
+        if self.rate is None:
+            return None
+        address = self.get_ident(request)
+        rate = client_rate(request.META)
+        if rate is None:
+            return ClientBudget(ident=address, num_requests=self.num_requests, duration=self.duration)
+        return ClientBudget(
+            ident=f"{rate.scope}|{address}", num_requests=rate.num_requests, duration=rate.duration
+        )
+
     def allow_request(self, request, view) -> bool:
+        # Imported here: errors imports DRF, whose settings import this module.
+        from a2a_service.core.errors import ApiError
+
         try:
-            if self.rate is None:
+            budget = self.budget(request)
+            if budget is None:
                 return True
             if redis_client() is None:
+                # DRF's own throttle, on this budget's rate and windows (get_cache_key).
+                self.num_requests, self.duration, self._ident = (
+                    budget.num_requests,
+                    budget.duration,
+                    budget.ident,
+                )
                 return super().allow_request(request, view)
             self._wait = rate_window_take(
-                ident=self.get_ident(request), num_requests=self.num_requests, duration=self.duration
+                ident=budget.ident, num_requests=budget.num_requests, duration=budget.duration
             )
             return self._wait is None
+        except ApiError:
+            raise  # a refused credential is an answer (401), not a cache failure
         except Exception:
             log_throttled(logger, "ratelimit-take", "rate limit not applied: the cache is unreachable")
             return True
+
+    def get_cache_key(self, request, view) -> str | None:
+        if self._ident is None:
+            return super().get_cache_key(request, view)
+        return self.cache_format % {"scope": self.scope, "ident": self._ident}
 
     def wait(self) -> float | None:
         if redis_client() is None:

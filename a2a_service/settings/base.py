@@ -135,6 +135,7 @@ CORS_ALLOW_HEADERS = [
     "accept",
     "content-type",
     "x-api-key",
+    "x-whale-token",
     "x-session-token",
     "x-ingest-token",
     "idempotency-key",
@@ -693,3 +694,16 @@ TXGEN_LLM_URL = env("TXGEN_LLM_URL", default="")
 TXGEN_LLM_MODEL = env("TXGEN_LLM_MODEL", default="")
 TXGEN_LLM_API_KEY = env("TXGEN_LLM_API_KEY", default="")
 TXGEN_LLM_TIMEOUT_SECONDS = env.float("TXGEN_LLM_TIMEOUT_SECONDS", default=15.0)
+
+# --- whale tiers (billing/tiers.py, billing/whale.py) -------------------------------------------
+# A whale token (POST /api/a2a/account/whale/token) lives this long unless the body asks for
+# another ttl_seconds, between WHALE_TOKEN_MIN_TTL_SECONDS and WHALE_TOKEN_MAX_TTL_SECONDS.
+WHALE_TOKEN_DEFAULT_TTL_SECONDS = env.int("WHALE_TOKEN_DEFAULT_TTL_SECONDS", default=86_400)
+WHALE_TOKEN_MIN_TTL_SECONDS = env.int("WHALE_TOKEN_MIN_TTL_SECONDS", default=60)
+WHALE_TOKEN_MAX_TTL_SECONDS = env.int("WHALE_TOKEN_MAX_TTL_SECONDS", default=30 * 86_400)
+# Unexpired, unrevoked tokens an account may hold at once (409 whale_token_limit beyond).
+WHALE_TOKENS_MAX_ACTIVE = env.int("WHALE_TOKENS_MAX_ACTIVE", default=50)
+# The rate limiter remembers, per process, a key's account, an account's tier and a token's
+# revocation for this many seconds (0: read them at every request): a tier gained or lost, or a
+# token revoked in the admin, reaches the rate limit within this delay.
+WHALE_RATE_CACHE_SECONDS = env.float("WHALE_RATE_CACHE_SECONDS", default=5.0)

@@ -180,6 +180,7 @@ class AccountView(ApiView):
                         block_number=d.block_number,
                         amount_usdc=d.amount_usdc,
                         bonus_usdc=usdc_from_atomic(d.bonus_atomic),
+                        whale_bonus_usdc=usdc_from_atomic(d.whale_bonus_atomic),
                         state=d.state,
                         seen_at=iso(d.seen_at) or "",
                         credited_at=iso(d.credited_at),

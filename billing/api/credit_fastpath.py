@@ -291,12 +291,11 @@ class CreditFastPath:
         holder = KEYS.find(key, load=lambda prefix: _keys_load(conn, prefix))
         if holder is None:
             return None
-        throttle = ClientRateThrottle()
-        wait = throttle.rate and BUFFERED_WINDOWS.take(
-            # get_ident reads only META and headers, which ThrottleEnviron has (no DRF Request here).
-            ident=throttle.get_ident(cast(Request, ThrottleEnviron(environ))),
-            num_requests=throttle.num_requests,
-            duration=throttle.duration,
+        # budget() reads only META and headers, which ThrottleEnviron has (no DRF Request here):
+        # the base rate, or a whale tier's (billing/whale.py) for a tier account's key.
+        budget = ClientRateThrottle().budget(cast(Request, ThrottleEnviron(environ)))
+        wait = budget and BUFFERED_WINDOWS.take(
+            ident=budget.ident, num_requests=budget.num_requests, duration=budget.duration
         )
         if wait:
             body = rate_limited_body(wait)

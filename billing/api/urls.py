@@ -9,6 +9,7 @@ from django.urls import URLPattern, path
 
 from billing.api.accounts import AccountRegisterView, AccountView, OwnershipMessageView
 from billing.api.views import credit_view, x402_view
+from billing.api.whale import WhaleStatusView, WhaleTokenView
 from billing.bounties.api import BountiesMineView, BountyClaimView, BountySubmitView
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
 from catalog.api.bodies import BrianTransactionRequest
@@ -20,10 +21,8 @@ M, ACC, T = "market-data", "accounts", "telemetry"
 # 503 uncharged. A route that sells a product is declared by the product's spec
 # (ProductSpec.credit_routes) instead, and moves there when the product is built.
 # (method, path, operation id, summary, tag, query, body[, deprecated])
-PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = [
-    ("GET", "api/a2a/account/whale/status", "whale_status", "Whale tier status", ACC, None, None),
-    ("POST", "api/a2a/account/whale/token", "whale_token", "Issue a whale token", ACC, None, None),
-]
+# None today: the whale routes (billing/api/whale.py) were the last.
+PENDING_CREDIT_ROUTES: list[tuple[Any, ...]] = []
 
 
 # X-API-Key POST routes whose JSON body is the product's request (validated with the body model,
@@ -97,4 +96,6 @@ urlpatterns += [
 urlpatterns += [
     path("api/a2a/account", AccountView.as_view(), name="account_get"),
     path("api/a2a/account/register/message", OwnershipMessageView.as_view(), name="account_register_message"),
+    path("api/a2a/account/whale/status", WhaleStatusView.as_view(), name="whale_status"),
+    path("api/a2a/account/whale/token", WhaleTokenView.as_view(), name="whale_token"),
 ]

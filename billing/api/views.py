@@ -12,7 +12,7 @@ from typing import Any, Literal
 from django.conf import settings
 from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
@@ -20,6 +20,7 @@ from x402.http.utils import encode_payment_response_header
 
 from a2a_service.core.errors import PaymentRequired, ProductUnavailable, RequestValidationError
 from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters, query_values
+from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.views import ApiView, base_url
 from billing.api.auth import api_key_account
 from billing.paid_call import (
@@ -33,6 +34,8 @@ from billing.paid_call import (
 )
 from billing.rails.credits import CreditRail, Idempotency, credit_headers
 from billing.rails.x402 import x402_challenge, x402_payment
+from billing.schemas import WhaleTokenPaysNothingOut
+from billing.whale import TOKEN_HEADER as WHALE_TOKEN_HEADER
 from billing.x402.challenge import Challenge, challenge_body, challenge_header
 from billing.x402.fastpath import challenge_store
 from billing.x402.proof import PaymentRejected, proof_decode, proof_header
@@ -45,6 +48,14 @@ API_KEY_HEADER = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=False,
     description="API key from /api/a2a/account/register",
+)
+WHALE_TOKEN_PARAMETER = OpenApiParameter(
+    WHALE_TOKEN_HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="a whale token (POST /api/a2a/account/whale/token): the account's tier rate limit; it pays "
+    "for nothing (alone on a paid route: 402 with how to pay). Expired, revoked or forged: 401",
 )
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key",
@@ -204,6 +215,7 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
                 required=False,
                 description="instead of x402: debit the price from prepaid credits",
             ),
+            WHALE_TOKEN_PARAMETER,
             IDEMPOTENCY_KEY_HEADER,
         ],
         responses={
@@ -233,6 +245,10 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         (X402PaidView,),
         {"sku_name": sku_name, "get": schema(get)},
     )
+
+
+class CreditRefusal(RootModel[s.InsufficientCreditOut | WhaleTokenPaysNothingOut]):
+    """402 on an X-API-Key route: not enough credit, or only a whale token (which pays nothing)."""
 
 
 class CreditRouteView(ApiView):
@@ -267,6 +283,17 @@ class CreditRouteView(ApiView):
         ):
             # The route's free tier: a caller without a key gets the free content, uncharged.
             return free_serve(free, self._offer(request, path))
+        if (
+            self.product_sku is not None
+            and not request.headers.get("X-API-Key", "").strip()
+            and request.headers.get(WHALE_TOKEN_HEADER, "").strip()
+        ):
+            # A whale token (checked by the rate limiter before this view) pays for nothing.
+            if self.query_model:
+                parse_query(request, self.query_model)
+            if self.body_model:
+                parse_body(request, self.body_model)
+            raise whale_token_pays_nothing(self._offer(request, path))
         account = api_key_account(request)
         if self.query_model:
             parse_query(request, self.query_model)
@@ -299,6 +326,25 @@ class CreditRouteView(ApiView):
         return paid_offer(
             product=self.product_sku, params=params, base_url=base_url(request), params_in=where
         )
+
+
+def whale_token_pays_nothing(offer: Offer) -> PaymentRequired:
+    """402 for a paid call that carries only a whale token: how to pay for it."""
+    return PaymentRequired(
+        f"a whale token gives the tier's rate limit, it does not pay: this call costs "
+        f"{usdc_from_atomic(offer.price):g} USDC. Send X-API-Key to pay from prepaid credits (with the token "
+        "or instead of it), or pay per call with x402 on the product's path.",
+        extra={
+            "code": "whale_token_pays_nothing",
+            "price_usdc": usdc_from_atomic(offer.price),
+            "x402_alternative": offer.sku.path if offer.sku is not None else None,
+            "topup": {
+                "register_endpoint": "/api/a2a/account/register",
+                "topup_info": "/api/a2a/account/topup-info",
+                "header": "X-API-Key",
+            },
+        },
+    )
 
 
 def free_serve(free: RunFn, offer: Offer) -> Response:
@@ -401,12 +447,19 @@ def credit_view(
         operation_id=name,
         deprecated=deprecated,
         request=body,
-        parameters=[*(query_parameters(query) if query else []), API_KEY_HEADER, IDEMPOTENCY_KEY_HEADER],
+        parameters=[
+            *(query_parameters(query) if query else []),
+            API_KEY_HEADER,
+            WHALE_TOKEN_PARAMETER,
+            IDEMPOTENCY_KEY_HEADER,
+        ],
         responses={
             200: content_response(product_sku),
             401: s.UnauthorizedOut,
             402: OpenApiResponse(
-                s.InsufficientCreditOut, description="not enough credit: balance, price, top-up steps"
+                CreditRefusal,
+                description="not enough credit: balance, price, top-up steps; or (whale_token_pays_nothing) "
+                "only an X-Whale-Token was sent: it raises the rate limit, it does not pay",
             ),
             404: s.ErrorOut,
             422: s.HTTPValidationError,

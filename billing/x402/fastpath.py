@@ -135,6 +135,7 @@ class ChallengeFastPath:
             or "HTTP_PAYMENT_SIGNATURE" in environ
             or "HTTP_X_PAYMENT" in environ
             or "HTTP_X_API_KEY" in environ
+            or "HTTP_X_WHALE_TOKEN" in environ  # checked (401) and rate-limited by Django
             or "HTTP_ORIGIN" in environ
         ):
             return self.app(environ, start_response)
