@@ -28,9 +28,8 @@ from x402 import x402ClientSync
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
-from agents.a2a import extension as x
-from agents.a2a.proto import to_json
-from agents.a2a.skills import plain_json
+from agents.a2a import spec as x
+from agents.a2a.proto import plain_json, to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 FREE_SKILL = "news_catalog"

@@ -17,32 +17,23 @@ from x402.mechanisms.evm.constants import (
     ERR_VALID_BEFORE_EXPIRED,
 )
 
-from billing.x402.proof import ASSET_MISMATCH, INVALID_PAYLOAD, INVALID_VALID_BEFORE
-
-X402_EXTENSION_URI = "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2"
-X402_EXTENSION_DESCRIPTION = (
-    "Paid skills accept on-chain USDC payments with the x402 protocol (standalone flow): an unpaid "
-    "call answers an input-required task carrying x402.payment.required; send the signed x402 "
-    "PaymentPayload in x402.payment.payload on the same taskId. An X-API-Key header pays from "
-    "prepaid credits instead."
+from agents.a2a.spec import (  # noqa: F401  (re-exported: the extension in one module)
+    ACTIVATION_HEADERS,
+    ERROR,
+    PAYLOAD,
+    PAYMENT_COMPLETED,
+    PAYMENT_FAILED,
+    PAYMENT_REJECTED,
+    PAYMENT_REQUIRED,
+    PAYMENT_SUBMITTED,
+    PAYMENT_VERIFIED,
+    RECEIPTS,
+    REQUIRED,
+    STATUS,
+    X402_EXTENSION_DESCRIPTION,
+    X402_EXTENSION_URI,
 )
-# The extension is activated by this header (the spec's name; a2a-sdk 1.x sends A2A-Extensions).
-ACTIVATION_HEADERS = ("X-A2A-Extensions", "A2A-Extensions")
-
-# --- message metadata keys -------------------------------------------------------------------
-STATUS = "x402.payment.status"
-REQUIRED = "x402.payment.required"
-PAYLOAD = "x402.payment.payload"
-RECEIPTS = "x402.payment.receipts"
-ERROR = "x402.payment.error"
-
-# --- x402.payment.status values ---------------------------------------------------------------
-PAYMENT_REQUIRED = "payment-required"
-PAYMENT_SUBMITTED = "payment-submitted"
-PAYMENT_REJECTED = "payment-rejected"
-PAYMENT_VERIFIED = "payment-verified"
-PAYMENT_COMPLETED = "payment-completed"
-PAYMENT_FAILED = "payment-failed"
+from billing.x402.proof import ASSET_MISMATCH, INVALID_PAYLOAD, INVALID_VALID_BEFORE
 
 # --- x402.payment.error codes (spec section 9.1) ----------------------------------------------
 INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS"

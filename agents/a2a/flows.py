@@ -29,8 +29,8 @@ from a2a_service.core.errors import ApiError, NotFound, ProductUnavailable, Requ
 from a2a_service.core.errors import PaymentRequired as CreditTooLow
 from a2a_service.core.money import usdc_from_atomic
 from agents.a2a import extension as x
-from agents.a2a.proto import to_json
-from agents.a2a.skills import Asked, asked_skill, is_free, plain_json, skills_all
+from agents.a2a.proto import plain_json, to_json
+from agents.a2a.skills import Asked, asked_skill, is_free, skills_all
 from agents.a2a.store import a2a_task_claim, a2a_task_create, a2a_task_save
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.models import A2aTask

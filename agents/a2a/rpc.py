@@ -43,8 +43,7 @@ from a2a_service.core.parsers import JsonTooDeep, JsonTooLarge, json_loads_bound
 from a2a_service.core.views import base_url
 from agents.a2a import flows
 from agents.a2a.extension import ACTIVATION_HEADERS, X402_EXTENSION_URI
-from agents.a2a.proto import ParseError, from_json, to_json
-from agents.a2a.skills import plain_json
+from agents.a2a.proto import ParseError, from_json, plain_json, to_json
 from agents.a2a.store import a2a_task_get
 from agents.models import A2aTask
 from agents.services import agent_interaction_record

@@ -12,7 +12,7 @@ from typing import Any
 from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError
 
-from agents.a2a.proto import to_json
+from agents.a2a.proto import plain_json, to_json
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.intent import understand
 from catalog.models import CatalogAgent, Sku
@@ -125,21 +125,6 @@ def free_skill(name: str) -> SkillOut:
 def skills_all() -> list[SkillOut]:
     """Every skill the endpoints answer now: the products on sale, then the free catalogs."""
     return [paid_skill(x) for x in live_skus()] + [free_skill(name) for name in FREE_CAPABILITIES]
-
-
-def _plain(value: Any) -> Any:
-    """JSON from a protobuf Struct holds every number as a float: integral ones back to int."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def plain_json(value: Any) -> Any:
-    return _plain(value)
 
 
 def asked_skill(message: Message, *, agent: CatalogAgent | None) -> Asked | None:
