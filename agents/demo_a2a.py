@@ -23,39 +23,23 @@ from a2a.client.client import Client, ClientCallContext
 from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
 from eth_account import Account
 from google.protobuf.struct_pb2 import Struct, Value  # type: ignore[import-untyped]
-from web3 import Web3
 from x402 import x402ClientSync
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
 from agents.a2a import spec as x
 from agents.a2a.proto import plain_json, to_json
+from agents.demo_agent import local_stack, usdc_balance
 
 ROOT = Path(__file__).resolve().parent.parent
 FREE_SKILL = "news_catalog"
 # Tried in order: the first whose product can serve now is bought (a product with nothing to
 # sell fails its task before any payment, so trying it costs nothing).
 DEFAULT_SKUS = ["morning_brief", "news_digest", "payments_dual_rail_status"]
-BALANCE_ABI = [
-    {
-        "name": "balanceOf",
-        "type": "function",
-        "stateMutability": "view",
-        "inputs": [{"name": "a", "type": "address"}],
-        "outputs": [{"name": "", "type": "uint256"}],
-    }
-]
 
 
 def say(step: str, text: str) -> None:
     print(f"\n[{step}] {text}", flush=True)
-
-
-def usdc_balance(stack: dict[str, Any], address: str) -> float:
-    w3 = Web3(Web3.HTTPProvider(stack["chain_rpc_url"]))
-    token = w3.eth.contract(address=Web3.to_checksum_address(stack["usdc_address"]), abi=BALANCE_ABI)
-    balance: int = token.functions.balanceOf(Web3.to_checksum_address(address)).call()
-    return balance / 10**6
 
 
 def skill_message(skill: str, *, task_id: str = "", metadata: dict[str, Any] | None = None) -> Message:
@@ -159,11 +143,9 @@ async def journey(base: str, signer: x402ClientSync) -> int:
 
 
 def main() -> int:
-    stack_file = ROOT / ".run" / "stack.json"
-    if not stack_file.exists():
-        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+    stack = local_stack(ROOT)
+    if stack is None:
         return 2
-    stack = json.loads(stack_file.read_text())
     base = os.environ.get("A2A_BASE_URL") or stack["base_url"]
     account = Account.from_key(stack["demo_payer_private_key"])
     signer = register_exact_evm_client(x402ClientSync(), account)

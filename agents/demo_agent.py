@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import requests
 from eth_account import Account
@@ -39,7 +40,17 @@ def say(step: str, text: str) -> None:
     print(f"\n[{step}] {text}", flush=True)
 
 
-def usdc_balance(stack: dict, address: str) -> float:
+def local_stack(root: Path = ROOT) -> dict[str, Any] | None:
+    """What `make run` wrote to .run/stack.json (addresses, demo wallet), or None with a hint."""
+    stack_file = root / ".run" / "stack.json"
+    if not stack_file.exists():
+        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+        return None
+    stack: dict[str, Any] = json.loads(stack_file.read_text())
+    return stack
+
+
+def usdc_balance(stack: dict[str, Any], address: str) -> float:
     w3 = Web3(Web3.HTTPProvider(stack["chain_rpc_url"]))
     token = w3.eth.contract(address=Web3.to_checksum_address(stack["usdc_address"]), abi=BALANCE_ABI)
     return token.functions.balanceOf(Web3.to_checksum_address(address)).call() / 10**6
@@ -82,11 +93,9 @@ def buy(stack: dict, sku: dict, client: x402ClientSync) -> bool:
 
 
 def main() -> int:
-    stack_file = ROOT / ".run" / "stack.json"
-    if not stack_file.exists():
-        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+    stack = local_stack(ROOT)
+    if stack is None:
         return 2
-    stack = json.loads(stack_file.read_text())
     account = Account.from_key(stack["demo_payer_private_key"])
     client = register_exact_evm_client(x402ClientSync(), account)
     say(

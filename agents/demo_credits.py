@@ -15,6 +15,8 @@ from eth_account.messages import encode_defunct
 from web3 import Web3
 from web3.types import TxParams, Wei
 
+from agents.demo_agent import local_stack
+
 ROOT = Path(__file__).resolve().parent.parent
 TRANSFER_ABI = [
     {
@@ -99,11 +101,9 @@ def deposit(stack: dict, wallet) -> str:
 
 
 def main() -> int:
-    stack_file = ROOT / ".run" / "stack.json"
-    if not stack_file.exists():
-        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+    stack = local_stack(ROOT)
+    if stack is None:
         return 2
-    stack = json.loads(stack_file.read_text())
     base = stack["base_url"]
     wallet = Account.from_key(stack["demo_payer_private_key"])
     say("credits", f"wallet {wallet.address} pays by prepaid credits this time")

@@ -10,7 +10,6 @@ from the credits `demo_credits` deposited (run after it, as `make demo` does).""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import requests
 from eth_account import Account
 from standardwebhooks import Webhook
 
+from agents.demo_agent import local_stack
 from agents.demo_credits import register
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,11 +122,9 @@ def publish_due() -> None:
 
 
 def main() -> int:
-    stack_file = ROOT / ".run" / "stack.json"
-    if not stack_file.exists():
-        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+    stack = local_stack(ROOT)
+    if stack is None:
         return 2
-    stack = json.loads(stack_file.read_text())
     base = stack["base_url"]
     wallet = Account.from_key(stack["demo_payer_private_key"])
     key = register(base, wallet)

@@ -25,6 +25,7 @@ from x402.mcp.utils import extract_payment_required_from_result
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequirements
 
+from agents.demo_agent import local_stack
 from agents.demo_credits import deposit, register
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,11 +139,9 @@ async def with_x402(url: str, wallet: Any) -> bool:
 
 
 def main() -> int:
-    stack_file = ROOT / ".run" / "stack.json"
-    if not stack_file.exists():
-        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+    stack = local_stack(ROOT)
+    if stack is None:
         return 2
-    stack = json.loads(stack_file.read_text())
     base = stack["base_url"]
     url = base + "/mcp"
     wallet = Account.from_key(stack["demo_payer_private_key"])

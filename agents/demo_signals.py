@@ -8,7 +8,6 @@ after that pass, so the desks have published by the time this runs."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -22,6 +21,8 @@ from x402.http import x402HTTPClientSync
 from x402.http.utils import decode_payment_response_header
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequirements
+
+from agents.demo_agent import local_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 SYMBOL = os.environ.get("DEMO_SYMBOL", "BTC/USDT")
@@ -84,11 +85,9 @@ def buy_signal(base: str, client: x402ClientSync) -> dict[str, Any] | None:
 
 
 def main() -> int:
-    stack_file = ROOT / ".run" / "stack.json"
-    if not stack_file.exists():
-        print("no .run/stack.json: start the local stack first with `make run`", file=sys.stderr)
+    stack = local_stack(ROOT)
+    if stack is None:
         return 2
-    stack = json.loads(stack_file.read_text())
     base = stack["base_url"]
     if not wait_for_signals(base):
         say("skip", "no analytics pass has run yet (no candles ingested?); try again in a minute")

@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.money import usdc_from_atomic
 from billing.models import Account
+from billing.selectors.credits import payer_account
 from catalog.products.briefs import MorningBriefFullOut, brief_available, brief_latest, brief_payload
-from catalog.products.registry import ProductCall, ProductFailed, product
+from catalog.products.registry import ProductCall, product
 from webhooks.models import EventPrice, PushEntitlement, WebhookSubscription
 
 
@@ -38,16 +39,7 @@ class OutcomePricingOut(BaseModel):
 
 
 def _account(call: ProductCall) -> Account:
-    if call.account is not None:
-        account: Account = call.account
-        return account
-    found = Account.objects.filter(wallet_address=(call.payer or "").lower()).first()
-    if found is None:
-        raise ProductFailed(
-            "push is delivered to a credit account's webhooks: register this wallet first at "
-            "/api/a2a/account/register (nothing was charged)"
-        )
-    return found
+    return payer_account(call, needs="push is delivered to a credit account's webhooks")
 
 
 def _account_ready(call: ProductCall) -> None:

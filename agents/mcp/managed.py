@@ -21,7 +21,8 @@ from agents.mcp.services import mcp_allowance_grant, mcp_allowance_remaining, mc
 from billing.models import Account
 from billing.rails.base import Content, Hold, Offer, Paid, Receipt, SessionReceipt
 from billing.rails.credits import CreditRail
-from catalog.products.registry import ProductCall, ProductFailed, product
+from billing.selectors.credits import payer_account
+from catalog.products.registry import ProductCall, product
 
 SKU = "mcp_managed_pack"
 
@@ -39,16 +40,7 @@ class ManagedPackOut(BaseModel):
 
 
 def _account(call: ProductCall) -> Account:
-    if call.account is not None:
-        account: Account = call.account
-        return account
-    found = Account.objects.filter(wallet_address=(call.payer or "").lower()).first()
-    if found is None:
-        raise ProductFailed(
-            "a managed MCP pack's calls are used with a credit account's X-API-Key: register this "
-            "wallet first at /api/a2a/account/register (nothing was charged)"
-        )
-    return found
+    return payer_account(call, needs="a managed MCP pack's calls are used with a credit account's X-API-Key")
 
 
 def _ready(call: ProductCall) -> None:

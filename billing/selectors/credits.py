@@ -7,11 +7,12 @@ from django.conf import settings
 
 from a2a_service.core.money import usdc_from_atomic
 from billing import schemas as s
-from billing.models import BillingSettings
+from billing.models import Account, BillingSettings
 from catalog.api import schemas as cs
 from catalog.models import (
     Sku,
 )
+from catalog.products.registry import ProductCall, ProductFailed
 from catalog.selectors.payment import absolute, payment_alternatives
 
 
@@ -161,3 +162,18 @@ def credit_prepay_guide(base: str) -> s.CreditPrepayGuideOut:
         topup_info_url=absolute(base, "/api/a2a/account/topup-info"),
         x402_alternative=absolute(base, "/.well-known/x402"),
     )
+
+
+def payer_account(call: ProductCall, *, needs: str) -> Account:
+    """The credit account of whoever pays `call`: the X-API-Key's, else the account of the
+    x402 payer's wallet. A product that lives on an account (a push pack, a managed MCP pack)
+    refuses a wallet with none in its `run`, before anything is charged; `needs` says why."""
+    if call.account is not None:
+        account: Account = call.account
+        return account
+    found = Account.objects.filter(wallet_address=(call.payer or "").lower()).first()
+    if found is None:
+        raise ProductFailed(
+            f"{needs}: register this wallet first at /api/a2a/account/register (nothing was charged)"
+        )
+    return found

@@ -183,14 +183,19 @@ def order_create(*, delegation: Delegation, signal: DeskSignal) -> DelegatedOrde
             notional_atomic=notional,
             size=size,
         )
-        order.event = event_publish(
-            kind="delegated_order",
-            payload=_order_payload(order, signal, d),
-            account_id=d.account_id,
-            subscription_id=sub.id,
-        )
-        order.save(update_fields=["event"])
+        _order_push(order, signal, d, sub)
     return order
+
+
+def _order_push(order: DelegatedOrder, signal: DeskSignal, d: Delegation, sub: WebhookSubscription) -> None:
+    """Publish the order to the delegation's webhook (a signed `delegated_order` event)."""
+    order.event = event_publish(
+        kind="delegated_order",
+        payload=_order_payload(order, signal, d),
+        account_id=d.account_id,
+        subscription_id=sub.id,
+    )
+    order.save(update_fields=["event"])
 
 
 def order_exit_create(*, entry: DelegatedOrder, signal: DeskSignal) -> DelegatedOrder | None:
@@ -229,13 +234,7 @@ def order_exit_create(*, entry: DelegatedOrder, signal: DeskSignal) -> Delegated
             notional_atomic=atomic_from_usdc(size * price),
             size=size,
         )
-        order.event = event_publish(
-            kind="delegated_order",
-            payload=_order_payload(order, signal, d),
-            account_id=d.account_id,
-            subscription_id=sub.id,
-        )
-        order.save(update_fields=["event"])
+        _order_push(order, signal, d, sub)
     return order
 
 
