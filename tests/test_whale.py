@@ -465,3 +465,29 @@ def test_without_redis_djangos_own_throttle_applies_the_tier_rate(api, monkeypat
     keyed = [api.get(FREE, REMOTE_ADDR="10.70.0.1", HTTP_X_API_KEY=key).status_code for _ in range(5)]
     cache.clear()
     assert plain == [200, 200, 429] and keyed == [200] * 4 + [429]
+
+
+def test_the_tier_rate_also_holds_on_the_protocol_surfaces(api, monkeypatch, settings):
+    """MCP (/mcp) and A2A JSON-RPC (/api/a2a/agenthub) are DRF views like every route: the
+    same throttle, so a whale token gives its tier's rate there too."""
+    if not settings.REDIS_URL:
+        pytest.skip("the shared windows live in Redis (CI sets REDIS_URL)")
+    monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "3/min"})
+    _, key = tier_account()
+    WhaleTier.objects.filter(name="dolphin").update(rate_limit_per_minute=6)
+    token = api.post(TOKEN, HTTP_X_API_KEY=key, REMOTE_ADDR="10.70.0.9").json()["token"]
+    _fresh_minute()
+    mcp = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    a2a = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "no-such-task"}}
+    accept = "application/json, text/event-stream"
+
+    def codes(path: str, body: dict, n: int, addr: str, **headers: str) -> list[int]:
+        return [
+            api.post(path, body, format="json", HTTP_ACCEPT=accept, REMOTE_ADDR=addr, **headers).status_code
+            for _ in range(n)
+        ]
+
+    assert codes("/mcp", mcp, 4, "10.70.0.1") == [200, 200, 200, 429]
+    assert codes("/mcp", mcp, 7, "10.70.0.2", HTTP_X_WHALE_TOKEN=token) == [200] * 6 + [429]
+    assert codes("/api/a2a/agenthub", a2a, 4, "10.70.0.3") == [200, 200, 200, 429]
+    assert codes("/api/a2a/agenthub", a2a, 7, "10.70.0.4", HTTP_X_WHALE_TOKEN=token) == [200] * 6 + [429]
