@@ -79,7 +79,9 @@ def bounties_open(*, kind: str | None = None, limit: int = 40) -> list[Bounty]:
     )
     if kind:
         rows = rows.filter(kind=kind)
-    return list(rows.order_by("expires_at", "-reward_atomic", "id")[:limit])
+    # Soonest deadline first; bounties without one after them on every database (SQLite sorts
+    # NULL first, PostgreSQL last).
+    return list(rows.order_by(F("expires_at").asc(nulls_last=True), "-reward_atomic", "id")[:limit])
 
 
 def _available() -> tuple[bool, str]:
