@@ -41,6 +41,21 @@ FREE_CACHE_IGNORED_MODELS = frozenset(
         "webhooks.WebhookDelivery",
         "webhooks.DeliveryAttempt",
         "webhooks.PushEntitlement",
+        # Written on every answer of an agent surface, call paid from a managed MCP pack,
+        # delegated order, fill, pooled delivery, bounty claim and generated transaction: no
+        # cached document shows them (agent status and the account routes are not cached).
+        "agents.AgentInteraction",
+        "agents.A2aTask",
+        "agents.McpAllowance",
+        "agents.McpAllowanceCall",
+        "billing.BountyClaim",
+        "billing.TxgenCall",
+        "billing.AccountReferral",
+        "webhooks.Delegation",
+        "webhooks.DelegatedOrder",
+        "webhooks.DelegatedFill",
+        "webhooks.PoolMembership",
+        "webhooks.PoolDelivery",
     }
 )
 

@@ -387,3 +387,24 @@ def test_no_cached_document_reads_a_table_whose_writes_do_not_invalidate_it(wsgi
     read = {t for q in ctx.captured_queries for t in re.findall(r'FROM "([a-z0-9_]+)"', q["sql"])}
     read |= {t for q in ctx.captured_queries for t in re.findall(r'JOIN "([a-z0-9_]+)"', q["sql"])}
     assert read and not (read & ignored), f"{route} reads {read & ignored}"
+
+
+def test_agent_surface_answers_do_not_empty_the_stored_documents(
+    wsgi, django_calls, django_capture_on_commit_callbacks
+):
+    """Every chat, A2A, MCP and marketplace answer writes an AgentInteraction row: frequent
+    writes no cached document shows, so the next catalog read is still served in front of
+    Django."""
+    from agents.services import agent_interaction_record
+
+    wsgi.get(NEWS)
+    assert django_calls == [NEWS]
+    for surface in ("chat", "jsonrpc", "mcp", "marketplace"):
+        written(
+            lambda surface=surface: agent_interaction_record(
+                agent="agenthub", surface=surface, status_code=200
+            ),
+            django_capture_on_commit_callbacks,
+        )
+    wsgi.get(NEWS)
+    assert django_calls == [NEWS]
