@@ -12,10 +12,8 @@ import ccxt
 import numpy as np
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.desks import level_crossings
 from catalog.models import Candle, Sku
 from tests.marketdata import (
@@ -28,7 +26,7 @@ from tests.marketdata import (
     plunge,
     rising,
 )
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -40,13 +38,7 @@ BINANCE_TAKER = ccxt.binance().fees["trading"]["taker"]
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=20_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api)
 
 
 def buy(api, buyer, path: str, params: dict[str, Any] | None = None, status: int = 200) -> dict[str, Any]:

@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.feeds.grants.parse import date_parse, deadline_in, grants_parse
 from catalog.feeds.runner import feed_run
 from catalog.models import EditorialPiece, GrantFeed, GrantProgram, Sku
@@ -25,7 +23,7 @@ from catalog.products.digests import (
 from catalog.services import catalog_seed
 from tests.feedserver import Answer, FeedServer
 from tests.marketdata import digests_market_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -41,13 +39,7 @@ def data():
 @pytest.fixture
 def buyer(api):
     catalog_seed()
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api, 5_000_000)
 
 
 def balance(account) -> int:

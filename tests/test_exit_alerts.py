@@ -9,17 +9,15 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.indicators import snapshot
 from catalog.analytics.series import ohlcv
 from catalog.models import Candle, Sku
 from catalog.products.risk import EXIT_TRAIL_ATR
 from catalog.track_record import desk_signal_publish
 from tests.marketdata import band, bars_write, candles_write, falling, market_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -28,13 +26,7 @@ EXITS = "/api/a2a/x402/trading/risk-exit-alerts"
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=20_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api)
 
 
 def buy(api, buyer, params: dict[str, Any] | None = None, status: int = 200) -> dict[str, Any]:

@@ -11,11 +11,9 @@ from decimal import Decimal
 import pytest
 from django.db import transaction
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
 import catalog.feeds.federation as federation
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.feeds.federation.parse import document_parse
 from catalog.feeds.registry import FeedError, FeedPass
 from catalog.feeds.runner import feed_run
@@ -23,7 +21,7 @@ from catalog.models import PartnerAgent, PartnerSignal, Sku
 from catalog.services import catalog_seed
 from tests.marketdata import market_write
 from tests.sample_server import Answer, SampleServer, sample_json
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -142,13 +140,7 @@ def test_replay_serves_each_partner_its_sample_moved_to_now(partners):
 @pytest.fixture
 def buyer(api):
     catalog_seed()
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api, 5_000_000)
 
 
 def federation_data(*, prices: bool = True) -> None:

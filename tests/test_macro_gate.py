@@ -11,14 +11,12 @@ from typing import Any
 import pytest
 from django.test import override_settings
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.macro import macro_gate
 from catalog.models import CalendarEvent, Sku
 from tests.marketdata import calendar_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -29,13 +27,7 @@ SKUS = {GATE: "macro_gate", CAL: "calendar_risk"}
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api, 5_000_000)
 
 
 def buy(api, buyer, path: str, params: dict[str, Any] | None = None, status: int = 200) -> dict[str, Any]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.intel import intel_compute
 from catalog.models import IntelSnapshot, Sku
 from tests.marketdata import (
@@ -21,7 +19,7 @@ from tests.marketdata import (
     signals_shop_write,
     tokenized_market_write,
 )
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -30,13 +28,7 @@ EXECUTE = "/api/a2a/marketplace/execute"
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=20_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api)
 
 
 def balance(account: Account) -> int:

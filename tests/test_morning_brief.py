@@ -15,15 +15,13 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import RequestFactory
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.briefs import brief_compose
 from catalog.intel import intel_compute
 from catalog.models import EditorialPiece, Sku
 from tests.marketdata import brief_market_write, signals_market_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -36,13 +34,7 @@ BRIEF = EditorialPiece.Kind.MORNING_BRIEF
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api, 5_000_000)
 
 
 def buy(api, buyer, path: str, status: int = 200) -> dict[str, Any]:

@@ -12,10 +12,8 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.prediction_match import (
     pair_score,
     prediction_match_review,
@@ -30,7 +28,7 @@ from catalog.services import catalog_seed
 from tests.marketdata import FED_KALSHI, FED_POLYMARKET, prediction_market_write, prediction_shop_write
 from tests.sample_server import sample_json
 from tests.test_webhooks import queued, subscribe  # noqa: F401 - the fixture is used by name
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
@@ -43,13 +41,7 @@ CALENDAR = "/api/a2a/x402/prediction/resolution-calendar"
 @pytest.fixture
 def buyer(api):
     catalog_seed()
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api, 5_000_000)
 
 
 def balance(account) -> int:

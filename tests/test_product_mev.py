@@ -14,10 +14,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.indicators import indicator_columns
 from catalog.analytics.series import ohlcv
 from catalog.models import GasFeeBlock
@@ -29,7 +27,7 @@ from catalog.products.gas import (
 )
 from catalog.services import catalog_seed
 from tests.marketdata import candles_write, fee_history_write, market_write, mev_market_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -41,12 +39,7 @@ PRICE_ATOMIC = 180_000  # 0.18 USDC
 @pytest.fixture
 def buyer(api):
     catalog_seed()
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
+    key, account = funded_buyer(api, 5_000_000)
 
     def balance() -> int:
         return Account.objects.get(pk=account.pk).credit_balance_atomic

@@ -11,10 +11,8 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.market_hours import (
     metals_next_open,
     metals_open,
@@ -37,7 +35,7 @@ from catalog.products.tokenized import (
 )
 from tests.feeds.sample_server import sample_server
 from tests.marketdata import market_write, tokenized_market_write, tokenized_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -317,13 +315,7 @@ def test_session_desk_without_fresh_prices_fails():
 # --- sold with credits; 503 uncharged --------------------------------------------------------------
 @pytest.fixture
 def buyer(api):
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=5_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api, 5_000_000)
 
 
 def balance(account: Account) -> int:

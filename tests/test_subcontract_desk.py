@@ -9,10 +9,8 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.models import Sku
 from catalog.products.intel import SentimentParams
 from catalog.products.registry import ProductCall, product_get
@@ -29,7 +27,7 @@ from tests.marketdata import (
     rising_1m,
     trend_market_write,
 )
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -38,13 +36,7 @@ DESK = "/api/a2a/x402/agent/subcontract-desk"
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=20_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api)
 
 
 def buy(api, buyer, params: dict[str, Any] | None = None, status: int = 200) -> dict[str, Any]:

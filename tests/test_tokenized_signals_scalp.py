@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from eth_account import Account as EthAccount
 
-from billing.credits import credit_add
-from billing.models import Account, LedgerEntry
+from billing.models import Account
 from catalog.analytics.market_hours import reference_state
 from catalog.models import Candle, Sku
 from tests.marketdata import tokenized_candles_write, tokenized_market_write
-from tests.wallets import register_over_http
+from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -27,13 +25,7 @@ SCALP = "/api/a2a/tokenized/scalp"
 
 @pytest.fixture
 def buyer(api) -> tuple[str, Account]:
-    wallet = EthAccount.create()
-    key = register_over_http(api, wallet).json()["api_key"]
-    account = Account.objects.get(wallet_address=wallet.address.lower())
-    credit_add(
-        account_id=account.id, amount_atomic=20_000_000, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
-    )
-    return key, account
+    return funded_buyer(api)
 
 
 def buy(api, buyer, path: str, status: int = 200) -> dict[str, Any]:

@@ -6,7 +6,8 @@ from eth_account import Account as EthAccount
 from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 
-from billing.credits import Registration, account_register, ownership_challenge_issue
+from billing.credits import Registration, account_register, credit_add, ownership_challenge_issue
+from billing.models import Account, LedgerEntry
 
 
 def sign(wallet: LocalAccount, message: str) -> str:
@@ -37,3 +38,15 @@ def register_over_http(api, wallet: LocalAccount):
         },
         format="json",
     )
+
+
+def funded_buyer(api, amount_atomic: int = 20_000_000) -> tuple[str, Account]:
+    """A new wallet registered over HTTP whose account holds `amount_atomic` of credit (a staff
+    adjustment, so the ledger stays balanced): (its API key, its account)."""
+    wallet = EthAccount.create()
+    key = register_over_http(api, wallet).json()["api_key"]
+    account = Account.objects.get(wallet_address=wallet.address.lower())
+    credit_add(
+        account_id=account.id, amount_atomic=amount_atomic, kind=LedgerEntry.Kind.ADJUSTMENT, reason="test"
+    )
+    return key, account
