@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from a2a_service.core.inputs import QueryModel
 from a2a_service.core.schemas import ErrorOut, Out
 from catalog.api.schemas import PaymentAlternatives, SkuOut
 
@@ -351,3 +352,45 @@ class AccountOut(Out):
     treasury_address: str
     deposits: list[DepositOut]
     ledger: list[LedgerRowOut]
+
+
+# --- one x402 payment, followed by its payer (GET /api/a2a/x402/settlement) ----------------------
+class SettlementQuery(QueryModel):
+    payer: str = Field(
+        pattern=r"^0x[0-9a-fA-F]{40}$", description="the authorization's `from` (the paying wallet)"
+    )
+    nonce: str = Field(
+        pattern=r"^0x[0-9a-fA-F]{64}$", description="the authorization's nonce (bytes32, 0x-prefixed hex)"
+    )
+
+
+class SettlementCollectHowOut(Out):
+    method: str
+    url: str
+    header: str
+
+
+class SettlementStatusOut(Out):
+    payer: str
+    nonce: str
+    sku: str
+    amount_atomic: int
+    amount_usdc: float
+    network: str
+    state: str = Field(
+        description="claimed (being settled), settlement_pending (broadcast, not confirmed yet), settled "
+        "or failed; a released claim (nothing charged) is gone: 404"
+    )
+    final: bool = Field(description="settled or failed: the state no longer changes")
+    transaction: str = Field(
+        description="the current settlement transaction: the one mined once settled; while pending, the "
+        "last one broadcast (a stuck one is replaced by one with more gas); empty when not known"
+    )
+    settled_at: str | None
+    delivered: bool = Field(description="the content (or the effect) was delivered for this payment")
+    error: str = Field(description="why it failed, or what the last settle attempt said")
+    next: str = Field(description="what the payer does now")
+    retry_after: int | None = Field(description="seconds before asking again, while not final")
+    collect: SettlementCollectHowOut | None = Field(
+        description="how to collect the content: while pending, or settled and not delivered yet"
+    )

@@ -163,6 +163,8 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/facilitator/supported"),
         ("POST", "/api/a2a/facilitator/verify"),
         ("POST", "/api/a2a/facilitator/settle"),
+        # one x402 payment followed by its payer: state and current transaction (issue 22, finding 9)
+        ("GET", "/api/a2a/x402/settlement"),
         # credit accounts
         ("GET", "/api/a2a/account"),
         ("GET", "/api/a2a/account/register/message"),

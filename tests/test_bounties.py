@@ -14,7 +14,13 @@ from django.utils import timezone
 
 from billing.bounties.models import Bounty, BountyClaim
 from billing.bounties.products import BountiesOut
-from billing.bounties.services import BountyFull, ClaimNotPending, claim_accept, claim_reject
+from billing.bounties.services import (
+    BountyFull,
+    ClaimNotPending,
+    ItemAlreadyRewarded,
+    claim_accept,
+    claim_reject,
+)
 from billing.credits import ledger_audit
 from billing.models import LedgerEntry
 from catalog.models import PredictionMarket, PredictionMatch, SpreadSnapshot
@@ -341,6 +347,62 @@ def test_max_awards_and_double_accepts_hold_under_concurrency():
         LedgerEntry.objects.filter(kind="bounty_reward", reference=f"bounty {b2.pk} claim {one}").count() == 1
     )
     assert ledger_audit() == []
+
+
+def _resolution_split() -> PredictionMatch:
+    def market(venue: str, yes: str) -> PredictionMarket:
+        return PredictionMarket.objects.create(
+            venue=venue,
+            external_id=f"{venue}-{PredictionMarket.objects.count()}",
+            question="Fed cut in March?",
+            yes_price=Decimal(yes),
+            status=PredictionMarket.Status.RESOLVED,
+        )
+
+    return PredictionMatch.objects.create(market_a=market("kalshi", "1"), market_b=market("polymarket", "0"))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_mismatch_submitted_by_eight_accounts_at_once_is_rewarded_once():
+    """Issue 22, finding 3: the 'already rewarded' check read before the accept, so claimants
+    of the same match submitting together were each paid. Eight accounts submit the same match
+    to an auto-checked bounty with eight rewards, at the same moment: one is paid."""
+    from billing.bounties.services import bounty_claim, bounty_submit
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    split = _resolution_split()
+    b = bounty(
+        title="mismatches",
+        kind=Bounty.Kind.RESOLUTION_MISMATCH,
+        reward_atomic=3_000_000,
+        max_awards=8,
+        auto_check=True,
+    )
+    accounts = [funded(0)[1] for _ in range(8)]
+    for account in accounts:
+        bounty_claim(bounty_id=b.pk, account=account)
+    statuses: list[str] = []
+
+    def submit(i: int) -> None:
+        claim = bounty_submit(
+            bounty_id=b.pk, account=accounts[i], data={"match_id": split.pk, "evidence": "kalshi yes, poly no"}
+        )
+        statuses.append(claim.status)
+
+    assert _race(8, submit) == ["paid"] * 8  # every submission answered, none failed
+    assert sorted(statuses) == ["accepted"] + ["rejected"] * 7
+    assert rewards() == [3_000_000] and sum(balance(a) for a in accounts) == 3_000_000
+    rejected = BountyClaim.objects.filter(bounty=b, status="rejected")
+    assert all(f"match {split.pk} was already rewarded" in c.decision for c in rejected)
+    b.refresh_from_db()
+    assert (b.awarded_count, b.status) == (1, "open")
+    # Staff accepting one of the rejected claims' items again is refused too, whatever they see.
+    BountyClaim.objects.filter(pk=rejected[0].pk).update(status="submitted")
+    with pytest.raises(ItemAlreadyRewarded):
+        claim_accept(claim_id=rejected[0].pk)
+    assert rewards() == [3_000_000] and ledger_audit() == []
 
 
 def test_staff_post_a_bounty_in_the_admin_and_bad_criteria_are_refused(client):

@@ -4,6 +4,11 @@ nothing on a 422; a built transfer, signed and sent, moves the tokens."""
 
 from __future__ import annotations
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
 import pytest
 from eth_account import Account as EthAccount
 from web3 import Web3
@@ -22,6 +27,7 @@ pytestmark = pytest.mark.django_db
 URL = "/api/a2a/txgen/transaction"
 PRICE = 300_000
 RECIPIENT = "0x" + "ab" * 20
+LLM_PORTS = range(8120, 8130)  # this worktree's ports, for the local model
 TRANSFER, APPROVE, DEPOSIT, WITHDRAW = "0xa9059cbb", "0x095ea7b3", "0xd0e30db0", "0x2e1a7d4d"
 
 
@@ -261,44 +267,104 @@ def test_weth9_artifact_is_installed_with_the_stack(rpc, settings):
 
 
 # --- the optional language-model fallback -----------------------------------------------------
-class FakeLlm:
-    """An OpenAI-compatible chat endpoint answering `line` (and counting its calls)."""
+class _LlmHandler(BaseHTTPRequestHandler):
+    server: LocalLlm
 
-    def __init__(self, line: str) -> None:
-        self.line, self.calls = line, 0
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        server = self.server
+        server.calls.append(self.path)
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        try:
+            if self.path.startswith("/redirect"):
+                # To a private address (this same loopback server): must never be followed.
+                self.send_response(307)
+                self.send_header("Location", f"{server.url}/leak")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif self.path.startswith("/huge"):
+                self._stream(b'{"choices": [{"message": {"content": "', b"a" * 65_536, pause=0)
+            elif self.path.startswith("/stall"):
+                self._stream(b"{", b" ", pause=0.1)  # a byte now and then, never the end
+            else:
+                body = json.dumps({"choices": [{"message": {"content": server.line}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+        except OSError:  # the client hung up (its deadline or its size cap): expected
+            pass
 
-    def __call__(self, url, json, headers, timeout):
-        self.calls += 1
-        line = self.line
+    def _stream(self, head: bytes, chunk: bytes, *, pause: float) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(head)
+        for _ in range(2_000):  # at most ~130 MB or ~200 s, unless the client hangs up first
+            if self.server.stopping.wait(pause):
+                return
+            self.wfile.write(chunk)
+            self.wfile.flush()
 
-        class Resp:
-            def raise_for_status(self) -> None:
-                return None
+    def do_GET(self) -> None:  # noqa: N802
+        self.server.calls.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
-            def json(self) -> dict:
-                return {"choices": [{"message": {"content": line}}]}
-
-        return Resp()
+    def log_message(self, *args: Any) -> None:
+        return None
 
 
-def test_llm_fallback_is_checked_by_the_patterns_and_the_prompt(api, rpc, settings, monkeypatch):
-    settings.TXGEN_LLM_URL = "http://llm.invalid/v1/chat/completions"
+class LocalLlm(ThreadingHTTPServer):
+    """An OpenAI-compatible chat endpoint on loopback (a port of this worktree's range):
+    answers `line` on any path, misbehaves on /redirect, /huge and /stall."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _LlmHandler)
+        self.line = ""
+        self.calls: list[str] = []
+        self.stopping = threading.Event()
+        self.url = f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def llm(settings):
+    server = None
+    for port in LLM_PORTS:
+        try:
+            server = LocalLlm(port)
+            break
+        except OSError:
+            continue
+    assert server is not None, "no free port for the local model"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    settings.TXGEN_LLM_URL = server.url + "/v1/chat/completions"
+    yield server
+    server.stopping.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_llm_fallback_is_checked_by_the_patterns_and_the_prompt(api, rpc, llm):
     key, account = funded(1)
     sender = dev_account(DEMO_PAYER).address
     prompt = f"please move five point five... no, 5.5 USDC over to {RECIPIENT}"
-    llm = FakeLlm(f"send 5.5 USDC to {RECIPIENT}")
-    monkeypatch.setattr("billing.txgen.llm.requests.post", llm)
+    llm.line = f"send 5.5 USDC to {RECIPIENT}"
 
     # Unpaid: the x402 challenge does not ask the model.
     assert (
         api.get("/api/a2a/x402/txgen/transaction", {"prompt": prompt, "address": sender}).status_code == 402
     )
-    assert llm.calls == 0
+    assert llm.calls == []
 
     resp = post(api, key, prompt, sender)
     assert resp.status_code == 200, resp.json()
     body = resp.json()
-    assert body["intent"]["understood_by"] == "llm" and llm.calls == 1
+    assert body["intent"]["understood_by"] == "llm" and llm.calls == ["/v1/chat/completions"]
     assert body["transaction"]["data"] == TRANSFER + word(RECIPIENT) + word(5_500_000)
     assert balance(account) == 1_000_000 - PRICE
 
@@ -308,12 +374,30 @@ def test_llm_fallback_is_checked_by_the_patterns_and_the_prompt(api, rpc, settin
         (f"send 55 USDC to {RECIPIENT}", "txgen_missing_amount"),
         ("UNKNOWN", "txgen_unknown_action"),
     ]:
-        monkeypatch.setattr("billing.txgen.llm.requests.post", FakeLlm(line))
+        llm.line = line
         refused = post(api, key, prompt, sender)
         assert refused.status_code == 422 and refused.json()["detail"][0]["type"] == type_, refused.json()
     assert balance(account) == 1_000_000 - PRICE and TxgenCall.objects.count() == 1
 
     # A precise refusal (too many decimals) is not handed to the model.
-    llm = FakeLlm(f"send 1 USDC to {RECIPIENT}")
-    monkeypatch.setattr("billing.txgen.llm.requests.post", llm)
-    assert post(api, key, f"send 1.0000001 USDC to {RECIPIENT}", sender).status_code == 422 and llm.calls == 0
+    llm.line, asked = f"send 1 USDC to {RECIPIENT}", len(llm.calls)
+    assert post(api, key, f"send 1.0000001 USDC to {RECIPIENT}", sender).status_code == 422
+    assert len(llm.calls) == asked
+
+
+def test_a_model_that_redirects_floods_or_stalls_is_a_refusal_never_a_500(api, llm, settings):
+    """Issue 22, finding 10: the model's call goes through the one outbound function. A redirect
+    (to a private address) is not followed, a huge answer is cut at TXGEN_LLM_MAX_BODY_BYTES, an
+    answer that trickles forever ends at the deadline: each is the patterns' own 422, uncharged."""
+    settings.TXGEN_LLM_TIMEOUT_SECONDS = 1.0
+    key, account = funded(1)
+    sender = dev_account(DEMO_PAYER).address
+    prompt = f"please move 5.5 USDC over to {RECIPIENT}"
+    for path in ("/redirect", "/huge", "/stall"):
+        settings.TXGEN_LLM_URL = llm.url + path
+        resp = post(api, key, prompt, sender)
+        assert resp.status_code == 422, (path, resp.status_code, resp.content[:300])
+        detail = resp.json()["detail"][0]
+        assert detail["type"] == "txgen_unknown_action" and "could not be asked" in detail["msg"], detail
+    assert llm.calls == ["/redirect", "/huge", "/stall"]  # never /leak: the redirect was not followed
+    assert balance(account) == 1_000_000 and txgen_rows() == 0 and TxgenCall.objects.count() == 0

@@ -83,11 +83,20 @@ def test_a_settlement_confirmed_late_stays_pending_and_the_same_proof_collects_i
         assert body["code"] == "settlement_pending" and body["transaction"].startswith("0x")
         assert body["collect"]["url"].endswith(BRIEF) and first.headers["Retry-After"] == "5"
         assert "The full brief" not in first.text
+        # The payment is named by its authorization, and followed at `status` (free).
+        signed = authorization(header)["authorization"]
+        assert (body["payer"], body["nonce"]) == (signed["from"].lower(), signed["nonce"].lower())
+        status_url = body["status"]["url"]
+        assert status_url.startswith(paid_stack.url + "/api/a2a/x402/settlement?")
+        pending = requests.get(status_url, timeout=30).json()
+        assert (pending["state"], pending["final"], pending["delivered"]) == ("settlement_pending", False, False)
+        assert pending["transaction"] == body["transaction"] and pending["collect"]["url"].endswith(BRIEF)
         payment = Payment.objects.get()
         assert payment.state == Payment.State.PENDING and payment.tx_hash == body["transaction"]
         # Asked again before the block: still pending, nothing served, nothing claimed twice.
         again = get(url, header)
         assert again.status_code == 202 and Payment.objects.count() == 1
+        assert again.json()["transaction"] == body["transaction"]
         assert payments_reconcile().waiting == 1
         rpc(chain, "evm_mine")
     finally:
@@ -98,8 +107,12 @@ def test_a_settlement_confirmed_late_stays_pending_and_the_same_proof_collects_i
     assert payment.state == Payment.State.SETTLED and payment.delivered_at is None
     assert chain.w3.eth.get_transaction_receipt(payment.tx_hash)["status"] == 1
     # The broadcast sat unmined past the receipt wait, so the facilitator replaced it with a
-    # higher gas price; the reconciler found whichever carried the authorization.
-    assert payment.tx_hash != body["transaction"]
+    # higher gas price: the 202 named the replacement (the one that could still be mined), and
+    # that is the one mined.
+    assert payment.tx_hash == body["transaction"]
+    settled = requests.get(status_url, timeout=30).json()
+    assert (settled["state"], settled["final"], settled["delivered"]) == ("settled", True, False)
+    assert settled["transaction"] == payment.tx_hash and settled["collect"] is not None
     collected = get(url, header)
     assert collected.status_code == 200, collected.text
     assert collected.json()["body"] == "The full brief: rates, CPI, FX."
@@ -108,6 +121,8 @@ def test_a_settlement_confirmed_late_stays_pending_and_the_same_proof_collects_i
     )
     payment.refresh_from_db()
     assert payment.delivered_at is not None
+    done = requests.get(status_url, timeout=30).json()
+    assert (done["state"], done["delivered"], done["collect"], done["retry_after"]) == ("settled", True, None, None)
     # Collected once: the proof is now spent.
     replay = get(url, header)
     assert replay.status_code == 402 and replay.json()["error"] == "invalid_exact_evm_nonce_already_used"
@@ -192,6 +207,46 @@ def payment_row(header: str, url: str, **fields) -> Payment:
         valid_before=int(a["validBefore"]),
         **fields,
     )
+
+
+@pytest.mark.django_db
+def test_a_payment_is_followed_by_payer_and_nonce_to_its_end(api):
+    """The free status route of one payment (issue 22, finding 9): each state says what to do,
+    a released claim is gone (404, nothing charged) and malformed names are 422."""
+    from catalog.models import Sku
+
+    payer, nonce = "0x" + "ab" * 20, "0x" + "cd" * 32
+    url = "http://testserver/api/a2a/x402/morning-brief"
+    path = "/api/a2a/x402/settlement"
+    payment = Payment.objects.create(
+        sku=Sku.objects.get(sku="morning_brief"),
+        resource=url,
+        payer=payer,
+        nonce=nonce,
+        amount_atomic=PRICE,
+        network="eip155:8453",
+        asset="0x" + "0" * 40,
+        pay_to="0x" + "1" * 40,
+        state=Payment.State.FAILED,
+        error="reconcile: authorization cancelled, nothing was paid",
+    )
+    # Looked up whatever the case of the names.
+    failed = api.get(path, {"payer": payer.upper().replace("0X", "0x"), "nonce": nonce.upper().replace("0X", "0x")})
+    assert failed.status_code == 200, failed.json()
+    body = failed.json()
+    assert (body["state"], body["final"], body["collect"], body["retry_after"]) == ("failed", True, None, None)
+    assert (body["sku"], body["amount_atomic"], body["amount_usdc"]) == ("morning_brief", PRICE, 0.08)
+    assert "cancelled" in body["error"] and "new authorization" in body["next"]
+    Payment.objects.filter(pk=payment.pk).update(state=Payment.State.CLAIMED)
+    claimed = api.get(path, {"payer": payer, "nonce": nonce}).json()
+    assert (claimed["state"], claimed["final"], claimed["retry_after"]) == ("claimed", False, 5)
+    Payment.objects.filter(pk=payment.pk).delete()  # released
+    gone = api.get(path, {"payer": payer, "nonce": nonce})
+    assert gone.status_code == 404 and "released (nothing was charged" in gone.json()["detail"]
+    bad = api.get(path, {"payer": payer, "nonce": "0x12"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "nonce"]
+    missing = api.get(path, {"nonce": nonce})
+    assert missing.status_code == 422 and missing.json()["detail"][0]["loc"] == ["query", "payer"]
 
 
 # --- 4. free but unpaid ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 from pydantic import BaseModel, Field
 
@@ -48,17 +49,21 @@ def _account_ready(call: ProductCall) -> None:
 
 def _entitlement_extend(*, account: Account, kinds: list[str], days: int) -> PushEntitlement:
     """A new entitlement for `days`, starting when the account's current one of the same kinds
-    ends (a second pack extends the first) or now."""
-    now = timezone.now()
-    current = [
-        e
-        for e in PushEntitlement.objects.filter(account=account, expires_at__gt=now)
-        if sorted(e.kinds) == sorted(kinds)
-    ]
-    start = max((e.expires_at for e in current), default=now)
-    return PushEntitlement.objects.create(
-        account=account, kinds=kinds, expires_at=start + timedelta(days=days)
-    )
+    ends (a second pack extends the first) or now. The account's row is locked first: two
+    packs bought at the same moment (two x402 payments, say) would otherwise both start from
+    the same end and the buyer would pay twice for one period."""
+    with transaction.atomic():
+        list(Account.objects.select_for_update().filter(pk=account.pk).values_list("pk", flat=True))
+        now = timezone.now()
+        current = [
+            e
+            for e in PushEntitlement.objects.filter(account=account, expires_at__gt=now)
+            if sorted(e.kinds) == sorted(kinds)
+        ]
+        start = max((e.expires_at for e in current), default=now)
+        return PushEntitlement.objects.create(
+            account=account, kinds=kinds, expires_at=start + timedelta(days=days)
+        )
 
 
 # The push entitlement is an effect: bought by x402, it is created only once the payment settled.

@@ -693,7 +693,10 @@ TXGEN_DEFAULT_AFFILIATE_TAG = env("TXGEN_DEFAULT_AFFILIATE_TAG", default="")
 TXGEN_LLM_URL = env("TXGEN_LLM_URL", default="")
 TXGEN_LLM_MODEL = env("TXGEN_LLM_MODEL", default="")
 TXGEN_LLM_API_KEY = env("TXGEN_LLM_API_KEY", default="")
+# The whole exchange with the model (connect, answer) must end within TXGEN_LLM_TIMEOUT_SECONDS,
+# and its answer be at most TXGEN_LLM_MAX_BODY_BYTES; otherwise the prompt is refused as without it.
 TXGEN_LLM_TIMEOUT_SECONDS = env.float("TXGEN_LLM_TIMEOUT_SECONDS", default=15.0)
+TXGEN_LLM_MAX_BODY_BYTES = env.int("TXGEN_LLM_MAX_BODY_BYTES", default=65_536)
 
 # --- whale tiers (billing/tiers.py, billing/whale.py) -------------------------------------------
 # A whale token (POST /api/a2a/account/whale/token) lives this long unless the body asks for

@@ -380,7 +380,13 @@ def _pay_x402(
             task,
             f"{exc.detail}. Send the same {x.PAYLOAD} on task {task.id} again in "
             f"{exc.extra.get('retry_after', 5)} seconds.",
-            {x.STATUS: x.PAYMENT_VERIFIED, "transaction": exc.extra.get("transaction", "")},
+            {
+                x.STATUS: x.PAYMENT_VERIFIED,
+                "transaction": exc.extra.get("transaction", ""),
+                # The payment by its authorization, and where its current transaction is shown.
+                "nonce": exc.extra.get("nonce", ""),
+                "status": exc.extra.get("status", {}).get("url", ""),
+            },
         )
         return a2a_task_save(
             task=task,

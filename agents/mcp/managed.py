@@ -95,6 +95,8 @@ class ManagedCallRail:
 
     def hold(self, offer: Offer, content: Content | None) -> Hold:
         credits = self.credits
+        # An item bought once per account is claimed first (an item read again is free).
+        credits.owned_claim(offer)
         # charge 0: free anyway (credit billing off, or an item read again) - use nothing.
         if credits.charge and offer.sku is not None and not offer.product.effects:
             if mcp_allowance_use(account_id=credits.account.id, sku_id=offer.sku.id) is not None:

@@ -8,7 +8,7 @@ from django.urls import URLPattern
 
 from a2a_service.core.freeviews import FreeGet, cacheable_routes, free_urlpatterns
 from billing import schemas as s
-from billing.selectors import credits, pricing, status
+from billing.selectors import credits, pricing, settlement, status
 
 D = "discovery"
 
@@ -76,6 +76,16 @@ FREE_GETS: list[FreeGet] = [
         response=s.TopupInfoOut,
         tag=D,
         summary="Top-up information",
+    ),
+    FreeGet(
+        route="api/a2a/x402/settlement",
+        selector=settlement.x402_settlement,
+        response=s.SettlementStatusOut,
+        query=s.SettlementQuery,
+        tag=D,
+        summary="One x402 payment by its payer and nonce: state and current settlement transaction",
+        not_found="no payment with this payer and nonce: never claimed, or released (nothing was charged; "
+        "the same proof may be sent again while it is valid)",
     ),
     FreeGet(
         route="api/a2a/x402/status",

@@ -155,15 +155,25 @@ class SettlementCollectOut(BaseModel):
     header: str
 
 
+class SettlementStatusLinkOut(BaseModel):
+    method: str
+    url: str = Field(description="GET /api/a2a/x402/settlement?payer=&nonce= (free): state and current transaction")
+
+
 class SettlementPendingOut(BaseModel):
     detail: str
     code: Literal["settlement_pending"]
     sku: str | None
-    transaction: str = Field(description="settlement transaction hash; empty when not yet known")
+    transaction: str = Field(
+        description="settlement transaction hash as last known; empty when not yet known. It may be replaced "
+        "(re-sent with more gas) before it is mined: `status` shows the current one"
+    )
     network: str
     payer: str
+    nonce: str = Field(description="the EIP-3009 authorization's nonce: with payer, the payment's identity")
     retry_after: int
     collect: SettlementCollectOut
+    status: SettlementStatusLinkOut
 
 
 def content_response(product_sku: str | None, description: str = "the product's content") -> OpenApiResponse:

@@ -136,6 +136,8 @@ def resolution_mismatch_check(
         return Verdict("undecided", f"match {match.id}: a final price is not known: staff decide")
     if a == b:
         return Verdict("reject", f"match {match.id}: both venues resolved {a}")
+    # A courtesy for the usual case; the guarantee is the unique (bounty, award_key) that the
+    # accept writes (billing/bounties/services.py), which concurrent claimants cannot both pass.
     rewarded = BountyClaim.objects.filter(
         bounty=bounty, status=BountyClaim.Status.ACCEPTED, submission__match_id=match.id
     ).exclude(pk=claim_id)

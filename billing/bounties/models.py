@@ -120,13 +120,22 @@ class BountyClaim(models.Model):
     reward_entry = models.OneToOneField(
         "billing.LedgerEntry", null=True, blank=True, on_delete=models.PROTECT, related_name="bounty_claim"
     )
+    # The item an accepted claim was rewarded for, where the bounty's kind pays once per item
+    # (a resolution mismatch: "match:<id>"), set by the UPDATE that accepts it. Unique per
+    # bounty: of several claimants of the same item, whatever runs concurrently, one is paid.
+    award_key = models.CharField(max_length=100, null=True, blank=True, editable=False)
     claimed_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-claimed_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["bounty", "account"], name="bounty_claimed_once_per_account")
+            models.UniqueConstraint(fields=["bounty", "account"], name="bounty_claimed_once_per_account"),
+            models.UniqueConstraint(
+                fields=["bounty", "award_key"],
+                condition=models.Q(award_key__isnull=False),
+                name="bounty_item_rewarded_once",
+            ),
         ]
 
     def __str__(self) -> str:

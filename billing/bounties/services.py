@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -44,6 +45,29 @@ class ClaimNotPending(Conflict):
 
 class BountyFull(Conflict):
     code = "bounty_full"
+
+
+class ItemAlreadyRewarded(Conflict):
+    """Another claim of this bounty was rewarded for the same item (award_key)."""
+
+    code = "bounty_item_rewarded"
+
+
+def _match_key(submission: dict[str, Any]) -> str | None:
+    match_id = submission.get("match_id")
+    return f"match:{match_id}" if isinstance(match_id, int) else None
+
+
+# Bounty kinds that pay once per item, and the item a submission names: one accepted claim per
+# (bounty, item) is a unique constraint (BountyClaim.award_key), not a read before the accept.
+AWARD_ITEM: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    Bounty.Kind.RESOLUTION_MISMATCH: _match_key,
+}
+
+
+def award_key(kind: str, submission: Any) -> str | None:
+    key_of = AWARD_ITEM.get(kind)
+    return key_of(submission) if key_of is not None and isinstance(submission, dict) else None
 
 
 def _open_bounty(bounty_id: int) -> Bounty:
@@ -120,6 +144,8 @@ def bounty_submit(*, bounty_id: int, account: Account, data: Any) -> BountyClaim
                     claim_id=claim.pk,
                     reason=f"automatic check: every reward of bounty {bounty.id} was awarded",
                 )
+            except ItemAlreadyRewarded as exc:
+                claim_reject(claim_id=claim.pk, reason=f"automatic check: {exc.detail}")
         elif verdict.decision == "reject":
             claim_reject(claim_id=claim.pk, reason=reason)
         else:
@@ -130,13 +156,37 @@ def bounty_submit(*, bounty_id: int, account: Account, data: Any) -> BountyClaim
 
 def claim_accept(*, claim_id: int, staff_id: int | None = None, reason: str = "") -> BountyClaim:
     """Accept a submitted claim and pay its reward: one ledger row, exactly once. The claim's
-    conditional update (submitted -> accepted) lets one of two accepts through; the bounty's
-    (awarded_count < max_awards) lets at most max_awards claims through, whatever runs
-    concurrently; the credit and its ledger row commit with both, or nothing does."""
+    conditional update (submitted -> accepted) lets one of two accepts through; the same update
+    writes the item it is rewarded for (award_key, unique per bounty), so of several claims of
+    one item one is accepted (the others: ItemAlreadyRewarded); the bounty's (awarded_count <
+    max_awards) lets at most max_awards claims through, whatever runs concurrently; the credit
+    and its ledger row commit with all three, or nothing does."""
+    found = BountyClaim.objects.filter(pk=claim_id).values_list("bounty__kind", "submission").first()
+    if found is None:
+        raise NotFound(f"no bounty claim {claim_id}")
+    key = award_key(*found)
+    try:
+        return _claim_accept(claim_id=claim_id, staff_id=staff_id, reason=reason, key=key)
+    except IntegrityError:
+        # The unique (bounty, award_key): a concurrent accept of the same item committed first
+        # (on PostgreSQL this update waited for it). Nothing of this one was written.
+        if key is None:
+            raise
+        raise ItemAlreadyRewarded(
+            f"{key.replace(':', ' ')} was already rewarded by this bounty: nothing paid",
+            extra={"award_key": key},
+        ) from None
+
+
+def _claim_accept(*, claim_id: int, staff_id: int | None, reason: str, key: str | None) -> BountyClaim:
     with transaction.atomic():
         now = timezone.now()
         taken = BountyClaim.objects.filter(pk=claim_id, status=BountyClaim.Status.SUBMITTED).update(
-            status=BountyClaim.Status.ACCEPTED, decided_by_id=staff_id, decided_at=now, decision=reason[:500]
+            status=BountyClaim.Status.ACCEPTED,
+            decided_by_id=staff_id,
+            decided_at=now,
+            decision=reason[:500],
+            award_key=key,
         )
         claim = BountyClaim.objects.select_related("bounty").get(pk=claim_id)
         if not taken:

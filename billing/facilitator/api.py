@@ -21,7 +21,7 @@ from a2a_service.core import schemas as s
 from a2a_service.core.errors import Forbidden, ProductUnavailable, RequestValidationError, Unauthorized
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.views import ApiView
-from billing.facilitator.service import facilitator_get
+from billing.facilitator.service import facilitator_get, settle_response_current
 
 logger = logging.getLogger(__name__)
 
@@ -233,7 +233,8 @@ class FacilitatorSettleView(ApiView):
                     )
                 )
             )
-        return Response(_dump(result))
+        # A transaction this facilitator replaced while waiting: the caller records the new one.
+        return Response(_dump(settle_response_current(result)))
 
 
 def _reason(exc: Exception) -> str:

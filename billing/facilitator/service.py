@@ -5,6 +5,8 @@ FACILITATOR_PRIVATE_KEY."""
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any
 
@@ -16,12 +18,18 @@ from x402 import x402FacilitatorSync
 from x402.mechanisms.evm import FacilitatorWeb3Signer
 from x402.mechanisms.evm.exact.register import register_exact_evm_facilitator
 from x402.mechanisms.evm.types import TransactionReceipt
+from x402.schemas import SettleResponse
 
 logger = logging.getLogger(__name__)
 
 # A replacement must pay at least 10% more gas than the transaction it replaces (the rule
 # geth, reth and anvil's pools share); 12.5% leaves room for rounding.
 REPLACEMENT_BUMP = 1.125
+
+
+# How many replacements (old hash -> new hash) a signer remembers, for the settle answer that
+# reports a replaced transaction (its caller is told the hash that may still be mined).
+REPLACEMENTS_KEPT = 1024
 
 
 class HealingWeb3Signer(FacilitatorWeb3Signer):
@@ -32,6 +40,21 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
     so the next transaction takes the chain's pending count (which fills the gap), and a
     transaction still waiting at the head of our queue after a timeout is replaced by the
     same call with a higher gas price (a stuck, underpriced one)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._replacements: OrderedDict[str, str] = OrderedDict()
+        self._replacements_lock = threading.Lock()
+
+    def current_hash(self, tx_hash: str) -> str:
+        """The hash that now carries what `tx_hash` carried: its replacement (and the
+        replacement's, …) if this signer replaced it, else itself."""
+        seen = {tx_hash}
+        with self._replacements_lock:
+            while tx_hash in self._replacements and self._replacements[tx_hash] not in seen:
+                tx_hash = self._replacements[tx_hash]
+                seen.add(tx_hash)
+        return tx_hash
 
     def _resync_nonce(self) -> None:
         with self._nonce_lock:
@@ -93,6 +116,10 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
         logger.warning(
             "facilitator: replaced stuck transaction %s (nonce %s) by %s", tx_hash, tx["nonce"], new_hash
         )
+        with self._replacements_lock:
+            self._replacements[tx_hash] = new_hash
+            while len(self._replacements) > REPLACEMENTS_KEPT:
+                self._replacements.popitem(last=False)
         return new_hash
 
 
@@ -131,3 +158,14 @@ def facilitator_get() -> x402FacilitatorSync | None:
 def facilitator_signer() -> HealingWeb3Signer | None:
     built = _configured()
     return None if built is None else built[1]
+
+
+def settle_response_current(response: SettleResponse) -> SettleResponse:
+    """A settle answer naming the transaction that may still be mined: the x402 scheme reports
+    the hash it waited for, which this signer may have replaced since (a stuck, underpriced
+    transaction re-sent with more gas)."""
+    signer = facilitator_signer()
+    if signer is None or not response.transaction:
+        return response
+    current = signer.current_hash(response.transaction)
+    return response if current == response.transaction else response.model_copy(update={"transaction": current})

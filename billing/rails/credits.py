@@ -15,7 +15,8 @@ from django.db import IntegrityError, transaction
 from a2a_service.core.errors import PaymentRequired, RequestValidationError
 from a2a_service.core.money import usdc_from_atomic
 from billing.credits import InsufficientCredit, credit_call_commit_relax, credit_debit
-from billing.models import Account, BillingSettings, IdempotentCall, NewsUnlock
+from billing.models import Account, BillingSettings, IdempotentCall
+from billing.once import OwnedItem, owned_item_claim, owned_item_of
 from billing.rails.base import Content, CreditReceipt, Offer, Paid, Receipt, ReplayReceipt
 
 
@@ -37,15 +38,6 @@ def credit_headers(charged_atomic: int, balance_atomic: int) -> dict[str, str]:
     }
 
 
-def repeat_free_item(offer: Offer) -> int | None:
-    """The item an account pays for once and then reads again free, if this call is for one.
-    Today: a news item unlocked (NewsUnlock)."""
-    if offer.name != "news_unlock":
-        return None
-    news_id = getattr(offer.call.params, "news_id", None)
-    return news_id if isinstance(news_id, int) else None
-
-
 class CreditRail:
     final_before_effects: ClassVar[bool] = False  # the debit and the effect commit together
     runs_first: ClassVar[bool] = False
@@ -55,19 +47,17 @@ class CreditRail:
         self.reference = reference  # the ledger row's reference (the route's path)
         self.idempotency = idempotency
         self.charge = 0
-        self.item: int | None = None
+        # An item the account pays for once (billing/once.py), and whether this call holds its
+        # claim (inside the rail's transaction).
+        self.item: OwnedItem | None = None
+        self.item_claimed = False
 
     def admit(self, offer: Offer) -> Paid | None:
         account = self.account
         offer.call.payer = account.wallet_address
         offer.call.account = account
         price = offer.price
-        self.item = repeat_free_item(offer)
-        if (
-            self.item is not None
-            and NewsUnlock.objects.filter(account=account, news_item_id=self.item).exists()
-        ):
-            price = 0  # unlocked before: free again
+        self.item = owned_item_of(offer)
         if self.idempotency is not None:
             done = IdempotentCall.objects.filter(account=account, key=self.idempotency.key).first()
             if done is not None:
@@ -88,7 +78,20 @@ class CreditRail:
             done = IdempotentCall.objects.get(account=self.account, key=self.idempotency.key)
             return _replay(done, self.idempotency.fingerprint)
 
+    def owned_claim(self, offer: Offer) -> None:
+        """Inside the rail's transaction, before anything is charged: claim the item this call
+        buys once per account (a conditional insert). Owned already (now, or by a concurrent
+        call that committed first): the call is free. Never a read before the write: two
+        concurrent first unlocks would both see it unowned and both pay."""
+        if self.item is None or self.item_claimed:
+            return
+        self.item_claimed = True
+        if not owned_item_claim(account_id=self.account.id, item=self.item):
+            self.charge = 0  # owned before: free again
+            offer.call.extra["charge_atomic"] = 0
+
     def hold(self, offer: Offer, content: Content | None) -> CreditHold:
+        self.owned_claim(offer)
         if not self.charge:  # free (unlocked before, or billing off): the balance as it stands
             balance = Account.objects.values_list("credit_balance_atomic", flat=True).get(pk=self.account.id)
             return CreditHold(self, balance)
@@ -114,8 +117,6 @@ class CreditHold:
 
     def commit(self, content: Content | None) -> Receipt:
         rail = self.rail
-        if rail.item is not None:
-            NewsUnlock.objects.get_or_create(account=rail.account, news_item_id=rail.item)
         if rail.idempotency is not None:
             IdempotentCall.objects.create(
                 account=rail.account,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import ClassVar
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -61,20 +62,37 @@ class SettlementPending(ApiError):
     code = "settlement_pending"
 
 
+SETTLEMENT_STATUS_PATH = "/api/a2a/x402/settlement"
+
+
+def settlement_status_url(*, base: str, payer: str, nonce: str) -> str:
+    """Where the payer follows one payment (free): its state and its current transaction."""
+    return f"{base}{SETTLEMENT_STATUS_PATH}?{urlencode({'payer': payer, 'nonce': nonce})}"
+
+
 def _pending(payment: Payment) -> SettlementPending:
+    resource = urlsplit(payment.resource)
+    base = f"{resource.scheme}://{resource.netloc}" if resource.netloc else ""
     return SettlementPending(
         "your payment was broadcast but is not confirmed yet; nothing is lost: send this same request "
-        "with the same payment header again to collect the content once it confirms",
+        "with the same payment header again to collect the content once it confirms. The transaction may "
+        "be replaced (re-sent with more gas) before it is mined: `status` shows the current one and the "
+        "payment's state, by the authorization's payer and nonce",
         extra={
             "sku": payment.sku.sku if payment.sku_id else None,
             "transaction": payment.tx_hash,
             "network": payment.network,
             "payer": payment.payer,
+            "nonce": payment.nonce,
             "retry_after": PENDING_RETRY_SECONDS,
             "collect": {
                 "method": "GET",
                 "url": payment.resource,
                 "header": "the same PAYMENT-SIGNATURE (or X-PAYMENT) header",
+            },
+            "status": {
+                "method": "GET",
+                "url": settlement_status_url(base=base, payer=payment.payer, nonce=payment.nonce),
             },
         },
         headers={"Retry-After": str(PENDING_RETRY_SECONDS)},

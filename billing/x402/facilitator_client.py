@@ -21,7 +21,7 @@ from x402.http.facilitator_client_base import AuthHeaders
 from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
 from x402.schemas import SettleResponse, VerifyResponse
 
-from billing.facilitator.service import facilitator_get
+from billing.facilitator.service import facilitator_get, settle_response_current
 from billing.x402.proof import Proof
 
 logger = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def facilitator_settle(proof: Proof) -> SettleOutcome:
     reconciler (billing.reconcile), never released and never served as paid."""
     try:
         if facilitator_in_process():
-            response = _local().settle(proof.payload, proof.requirements)
+            response = settle_response_current(_local().settle(proof.payload, proof.requirements))
         else:
             response = facilitator_client().settle(proof.payload, proof.requirements)
     except httpx.ConnectError as exc:
