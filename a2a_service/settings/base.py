@@ -504,6 +504,13 @@ MORNING_BRIEF_PRO_DAYS = env.int("MORNING_BRIEF_PRO_DAYS", default=30)
 # buyer's API key, and for how many days (then calls are paid from credits again).
 MCP_MANAGED_CALLS = env.int("MCP_MANAGED_CALLS", default=20)
 MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
+# What one A2A task stores and answers (agents/a2a/store.py): a message's JSON is at most
+# A2A_MESSAGE_MAX_BYTES (larger: -32602), a task's history at most A2A_TASK_MAX_MESSAGES messages
+# and A2A_TASK_MAX_BYTES; a message to a task without room for it and its answer is refused
+# (-32004), and an unpaid repeat of the task's question is not stored.
+A2A_MESSAGE_MAX_BYTES = env.int("A2A_MESSAGE_MAX_BYTES", default=32_768)
+A2A_TASK_MAX_MESSAGES = env.int("A2A_TASK_MAX_MESSAGES", default=20)
+A2A_TASK_MAX_BYTES = env.int("A2A_TASK_MAX_BYTES", default=262_144)
 # Execution delegation (webhooks/delegation/): a reported fill may exceed its order's notional (or
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.

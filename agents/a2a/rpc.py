@@ -205,11 +205,11 @@ def _error(request_id: str | int | None, error: A2AError | JSONRPCError, version
 # --- methods ----------------------------------------------------------------------------------
 def _call(ctx: flows.Ctx, version: str, action: str, params: dict[str, Any]) -> dict[str, Any]:
     if action == "send":
-        message = _message_v1(params) if version == V1 else _message_v03(params)
+        message, history_length = _message_v1(params) if version == V1 else _message_v03(params)
         task = _task(ctx, message.task_id) if message.task_id else None
         outcome = flows.send_message(ctx, message, task=task)
         if isinstance(outcome, A2aTask):
-            return _task_out(task_proto(outcome), version, wrap=True)
+            return _task_out(task_proto(outcome, history_length), version, wrap=True)
         reply = from_json(outcome, Message())
         if version == V1:
             return to_json(SendMessageResponse(message=reply))
@@ -223,7 +223,8 @@ def _call(ctx: flows.Ctx, version: str, action: str, params: dict[str, Any]) -> 
     return _task_out(task_proto(task, history_length), version, wrap=False)
 
 
-def _message_v1(params: dict[str, Any]) -> Message:
+def _message_v1(params: dict[str, Any]) -> tuple[Message, int | None]:
+    """The message sent, and how much of the task's history the answer is to carry."""
     try:
         request = from_json(params, SendMessageRequest(), ignore_unknown_fields=True)
     except ParseError as exc:
@@ -231,15 +232,26 @@ def _message_v1(params: dict[str, Any]) -> Message:
     if not request.HasField("message"):
         raise InvalidParamsError("params.message is required")
     validate_proto_required_fields(request.message)
-    return request.message
+    config = request.configuration
+    limit = config.history_length if config.HasField("history_length") else None
+    return request.message, _history_length(limit)
 
 
-def _message_v03(params: dict[str, Any]) -> Message:
+def _message_v03(params: dict[str, Any]) -> tuple[Message, int | None]:
     try:
         legacy = types_v03.MessageSendParams.model_validate(params)
     except ValidationError as exc:
         raise InvalidParamsError(f"not a MessageSendParams: {exc.errors()[0]['msg']}") from None
-    return conversions.to_core_message(legacy.message)
+    limit = legacy.configuration.history_length if legacy.configuration else None
+    return conversions.to_core_message(legacy.message), _history_length(limit)
+
+
+def _history_length(limit: int | None) -> int | None:
+    """historyLength as A2A defines it: unset, no limit (the task's own bounds hold); 0, no
+    history; n, the n most recent messages; negative is invalid."""
+    if limit is not None and limit < 0:
+        raise InvalidParamsError("historyLength must be non-negative")
+    return limit
 
 
 def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> tuple[str, int | None]:
@@ -250,7 +262,7 @@ def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> 
             legacy = model.model_validate(params)
         except ValidationError as exc:
             raise InvalidParamsError(f"invalid params: {exc.errors()[0]['msg']}") from None
-        return legacy.id, getattr(legacy, "history_length", None)
+        return legacy.id, _history_length(getattr(legacy, "history_length", None))
     try:
         if with_history:
             query = from_json(params, GetTaskRequest(), ignore_unknown_fields=True)
@@ -262,7 +274,7 @@ def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> 
         raise InvalidParamsError(f"invalid params: {exc}") from None
     if not task_id:
         raise InvalidParamsError("params.id (the task id) is required")
-    return task_id, limit
+    return task_id, _history_length(limit)
 
 
 def _task(ctx: flows.Ctx, task_id: str) -> A2aTask:
