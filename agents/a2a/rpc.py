@@ -8,6 +8,7 @@ Each answer is recorded as an AgentInteraction (surface jsonrpc)."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -38,7 +39,7 @@ from pydantic import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import ApiError, Unauthorized
+from a2a_service.core.errors import ApiError, BodyTooLarge, Unauthorized
 from a2a_service.core.parsers import JsonTooDeep, JsonTooLarge, json_loads_bounded, unstorable_text_at
 from a2a_service.core.views import base_url
 from agents.a2a import flows
@@ -67,15 +68,8 @@ ERROR_STATUS = {-32700: 400, -32600: 400, -32601: 404, -32602: 422, -32001: 404,
 
 def jsonrpc_requested(request: Request) -> bool:
     """Whether a POST to an agent endpoint is JSON-RPC (a body with "jsonrpc") rather than chat.
-    Unparseable JSON that mentions "jsonrpc" is JSON-RPC too, so it gets its -32700. A body
-    over Django's cap is not read here: the chat path refuses it as it refuses any such body."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    cap = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    if cap is not None and length > cap:
-        return False
+    Unparseable JSON that mentions "jsonrpc" is JSON-RPC too, so it gets its -32700. (A body
+    over the size limit never gets here: ApiView refused it, see body_too_large_answer.)"""
     raw = request.body
     try:
         body = json_loads_bounded(raw, max_bytes=settings.API_MAX_BODY_BYTES)
@@ -84,6 +78,23 @@ def jsonrpc_requested(request: Request) -> bool:
     if isinstance(body, list):
         return bool(body) and all(isinstance(item, dict) and "jsonrpc" in item for item in body)
     return isinstance(body, dict) and "jsonrpc" in body
+
+
+# How much of an oversized body is read to tell JSON-RPC from chat: a JSON-RPC client writes
+# "jsonrpc" first or near it (a2a-sdk does), and the rest is never read.
+SNIFF_BYTES = 4_096
+_JSONRPC_MEMBER = re.compile(rb'"jsonrpc"\s*:')
+
+
+def body_too_large_answer(request: Request, exc: BodyTooLarge, *, agent: str) -> Response | None:
+    """The 413 of a body over the size limit at an agent endpoint, if the body's start shows a
+    JSON-RPC request: a JSON-RPC error (-32600, HTTP 413), recorded like every JSON-RPC answer.
+    None for any other body (the caller answers as chat)."""
+    if not _JSONRPC_MEMBER.search(request.read(SNIFF_BYTES)):
+        return None
+    _record(flows.Ctx(request=request, agent=agent, catalog_agent=None, base="", status=413), time.monotonic())
+    error = InvalidRequestError(f"Payload too large: {exc.detail}", data={"limit": str(exc.limit)})
+    return Response(_error(None, error, V1), status=413)
 
 
 class RpcError(Exception):
@@ -170,7 +181,7 @@ def _envelope(request: Request) -> dict[str, Any]:
     try:
         body = json_loads_bounded(request.body, max_bytes=settings.API_MAX_BODY_BYTES)
     except JsonTooLarge as exc:
-        raise RpcError(InvalidRequestError(str(exc))) from None
+        raise RpcError(InvalidRequestError(f"Payload too large: {exc}"), http_status=413) from None
     except (JsonTooDeep, ValueError) as exc:
         raise RpcError(JSONParseError(message=f"Parse error: {exc}")) from None
     if isinstance(body, list):
