@@ -153,7 +153,8 @@ CORS_EXPOSE_HEADERS = [
 
 # --- DRF ------------------------------------------------------------------------
 # Request limits (a2a_service/core/parsers.py). Bodies: at most this many bytes (a larger one
-# answers 422 body_too_large; the largest real body, a 500-reading spread snapshot, is ~100 KB).
+# answers 413 body_too_large, in JSON-RPC form on the JSON-RPC routes; the largest real body, a
+# 500-reading spread snapshot, is ~100 KB).
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1_048_576)
 # Django's own cap for bodies it reads (forms, the admin), the same number.
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
