@@ -10,12 +10,12 @@ from pydantic import RootModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import ApiError, NotFound
+from a2a_service.core.errors import ApiError, BodyTooLarge, NotFound
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.schemas import ErrorOut, HTTPValidationError, PaymentRequiredOut, ProductUnavailableOut
 from a2a_service.core.views import ApiView, base_url, ok
 from agents.a2a import schemas as a2a_s
-from agents.a2a.rpc import jsonrpc_answer, jsonrpc_requested
+from agents.a2a.rpc import HUB, body_too_large_answer, jsonrpc_answer, jsonrpc_requested
 from agents.chat.answer import chat_answer, paid_answer
 from agents.chat.pay import paid_run, payment_brought
 from agents.discovery import schemas as s
@@ -147,6 +147,16 @@ def _chat(request: Request, agent: CatalogAgent | None) -> Response:
         )
 
 
+def _too_large(request: Request, exc: BodyTooLarge, slug: str, *, jsonrpc: bool) -> Response | None:
+    """A body over the size limit at an agent endpoint: a JSON-RPC error if the endpoint speaks
+    JSON-RPC and the body's start shows one (agents/a2a/rpc.py), else the chat's REST form
+    (413, HTTPValidationError body_too_large: None here), recorded like every chat answer."""
+    answer = body_too_large_answer(request, exc, agent=slug) if jsonrpc else None
+    if answer is None:
+        agent_interaction_record(agent=slug, surface="chat", status_code=413)
+    return answer
+
+
 class AgentView(ApiView):
     """/api/a2a/agents/{slug}: GET (and HEAD) status, POST chat."""
 
@@ -176,6 +186,9 @@ class AgentView(ApiView):
             return jsonrpc_answer(request, agent=_enabled_agent(slug))
         return _chat_slug(request, slug)
 
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
+        return _too_large(request, exc, str(self.kwargs.get("slug", "")), jsonrpc=True)
+
 
 class AgentChatView(ApiView):
     @extend_schema(
@@ -189,6 +202,9 @@ class AgentChatView(ApiView):
     )
     def post(self, request: Request, slug: str) -> Response:
         return _chat_slug(request, slug)
+
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
+        return _too_large(request, exc, str(self.kwargs.get("slug", "")), jsonrpc=False)
 
 
 class AgentHubView(ApiView):
@@ -222,6 +238,9 @@ class AgentHubView(ApiView):
     def head(self, request: Request) -> HttpResponse:
         return HttpResponse(status=200, content_type="application/json")
 
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
+        return _too_large(request, exc, HUB, jsonrpc=True)
+
 
 class AgentHubChatView(AgentHubView):
     """POST (and HEAD) only: /api/a2a/agenthub/chat and /api/a2a/agenthub/."""
@@ -239,6 +258,9 @@ class AgentHubChatView(AgentHubView):
     def post(self, request: Request) -> Response:
         return _chat(request, None)
 
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
+        return _too_large(request, exc, HUB, jsonrpc=False)
+
 
 class AgentHubSlashView(AgentHubChatView):
     """POST (and HEAD) /api/a2a/agenthub/: chat, or A2A JSON-RPC as /api/a2a/agenthub."""
@@ -255,3 +277,6 @@ class AgentHubSlashView(AgentHubChatView):
         if jsonrpc_requested(request):
             return jsonrpc_answer(request, agent=None)
         return _chat(request, None)
+
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
+        return _too_large(request, exc, HUB, jsonrpc=True)

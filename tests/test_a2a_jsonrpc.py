@@ -443,11 +443,12 @@ def test_a_body_too_large_is_refused_not_a_500(api, settings):
     settings.API_MAX_BODY_BYTES = 1000
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x" * 2000}})
     resp = api.generic("POST", HUB, body.encode(), content_type="application/json")
-    assert resp.status_code == 200 and resp.json()["error"]["code"] == -32600
-    # Over Django's own cap the body is not read to tell JSON-RPC from chat: refused as chat refuses it.
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    assert resp.status_code == 413 and resp.json()["error"]["code"] == -32600
+    # Django's own cap, if lower, is the limit.
+    settings.API_MAX_BODY_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000, 1000
     resp = api.generic("POST", HUB, body.encode(), content_type="application/json")
-    assert resp.status_code == 400
+    assert resp.status_code == 413 and resp.json()["error"]["code"] == -32600
+    assert "larger than 1000 bytes" in resp.json()["error"]["message"]
 
 
 def test_a_message_sent_again_is_answered_again_and_charged_once(api, brief):

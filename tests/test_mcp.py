@@ -245,6 +245,31 @@ def test_a_malformed_x402_payment_is_refused_with_the_requirements(api):
     assert Payment.objects.count() == 0
 
 
+@pytest.mark.django_db
+def test_deeply_nested_payment_metadata_is_invalid_payload_not_a_recursion_error(api, settings):
+    """The review's attack: _meta["x402/payment"] as JSON text nested a few thousand levels deep
+    answered the raw "maximum recursion depth exceeded" (code 0). Now it is the documented
+    refusal: a 402 tool error, invalid_payload, with the tool's requirements."""
+    limit = settings.API_JSON_MAX_DEPTH
+    deep = {
+        "arrays as text": "[" * 8_000 + "]" * 8_000,
+        "objects as text": '{"a":' * 900 + "1" + "}" * 900,
+        "an object": json.loads('{"x402Version":2,"payload":' + "[" * (limit + 10) + "]" * (limit + 10) + "}"),
+    }
+    for case, bad in deep.items():
+        result = call(api, STATUS_SKU, meta={MCP_PAYMENT_META_KEY: bad})
+        structured = result["structuredContent"]
+        assert result["isError"] and structured["status"] == 402, case
+        assert structured["error"] == "invalid_payload" and "levels deep" in structured["detail"], case
+        assert structured["accepts"][0]["amount"] == str(STATUS_PRICE)
+    long = call(api, STATUS_SKU, meta={MCP_PAYMENT_META_KEY: " " * (settings.PAYMENT_HEADER_MAX_BYTES + 1)})
+    assert long["structuredContent"]["error"] == "invalid_payload"
+    assert "longer than" in long["structuredContent"]["detail"]
+    assert Payment.objects.count() == 0 and not sku_calls()
+    statuses = list(AgentInteraction.objects.values_list("status_code", flat=True))
+    assert statuses == [402] * 4
+
+
 # --- x402 over MCP, settled on the local chain --------------------------------------------------
 def test_x402_mcp_transport_settles_returns_the_receipt_and_refuses_a_replay(paid_stack):
     session = requests.Session()

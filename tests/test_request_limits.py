@@ -6,6 +6,7 @@ any decoding, and a real granian server (the `make run` command) answers the att
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import signal
@@ -18,9 +19,11 @@ import pytest
 import requests
 from werkzeug.test import Client
 
-from a2a_service.core.parsers import json_depth, json_loads_bounded
+from a2a_service.core.errors import BodyTooLarge
+from a2a_service.core.parsers import BoundedJSONParser, json_depth, json_loads_bounded
 from a2a_service.wsgi import application
-from billing.models import Payment
+from agents.models import A2aTask, AgentInteraction
+from billing.models import Account, Payment
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = 80_000  # the review's attack: 160 KB of brackets
@@ -106,8 +109,11 @@ def test_a_deeply_nested_body_is_a_422_before_decoding(api):
     assert api.post("/api/a2a/agenthub/chat", {"message": "[" * 3000}, format="json").status_code == 200
 
 
+TOO_LARGE = [{"loc": ["body"], "msg": "request body larger than 1048576 bytes", "type": "body_too_large"}]
+
+
 @pytest.mark.django_db
-def test_a_body_over_the_cap_is_a_422_and_is_not_read_past_it(api, settings):
+def test_a_body_over_the_cap_is_a_413_and_is_not_read_past_it(api, settings):
     settings.API_MAX_BODY_BYTES = 2_000
     body = json.dumps({"message": "x" * 1_950})
     assert len(body) < 2_000
@@ -115,10 +121,61 @@ def test_a_body_over_the_cap_is_a_422_and_is_not_read_past_it(api, settings):
     resp = api.post(
         "/api/a2a/agenthub/chat", data=json.dumps({"message": "x" * 2_000}), content_type="application/json"
     )
-    assert resp.status_code == 422
+    assert resp.status_code == 413
     assert resp.json()["detail"] == [
         {"loc": ["body"], "msg": "request body larger than 2000 bytes", "type": "body_too_large"}
     ]
+    # The parser itself reads one byte past the cap at most, whatever the declared length.
+    stream = io.BytesIO(b"x" * 10_000)
+    with pytest.raises(BodyTooLarge):
+        BoundedJSONParser().parse(stream)
+    assert stream.tell() == 2_001
+
+
+@pytest.mark.django_db
+def test_a_body_over_the_cap_is_a_413_json_on_every_route_in_its_protocols_form(api):
+    """The review's attack: 1.1 MB bodies (over the default 1 MiB cap) on /mcp and the chat got
+    Django's RequestDataTooBig 400. Every route answers 413 with JSON: the REST shape, or a
+    JSON-RPC error (-32600) where the route speaks JSON-RPC; nothing runs, nothing is stored."""
+    chat = json.dumps({"message": "x" * 1_100_000}).encode()
+    jsonrpc = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"text": "x" * 1_100_000}}}
+    ).encode()
+    mcp = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x" * 1_100_000}}
+    ).encode()
+    rest_routes = {
+        REGISTER: chat,
+        "/api/a2a/agenthub/chat": chat,
+        "/api/a2a/agents/news/chat": chat,
+        "/api/a2a/agenthub": chat,  # chat on the JSON-RPC endpoints
+        "/api/a2a/agents/news": chat,
+        "/api/a2a/account/delegation/report-fill": chat,
+    }
+    for path, body in rest_routes.items():
+        resp = api.generic("POST", path, body, content_type="application/json")
+        assert resp.status_code == 413 and resp["Content-Type"] == "application/json", path
+        assert resp.json() == {"detail": TOO_LARGE}, path
+    for path in ("/api/a2a/agenthub", "/api/a2a/agenthub/", "/api/a2a/agents/news", "/mcp"):
+        body = mcp if path == "/mcp" else jsonrpc
+        resp = api.generic(
+            "POST", path, body, content_type="application/json", HTTP_ACCEPT="application/json, text/event-stream"
+        )
+        assert resp.status_code == 413 and resp["Content-Type"] == "application/json", path
+        answer = resp.json()
+        assert answer["jsonrpc"] == "2.0" and answer["id"] is None, path
+        assert answer["error"]["code"] == -32600, path
+        assert "larger than 1048576 bytes" in answer["error"]["message"], path
+    # A route outside the API views (the admin's login form) answers the same JSON.
+    resp = api.generic(
+        "POST", "/admin/login/", b"username=a&password=" + b"x" * 1_100_000,
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert resp.status_code == 413 and resp.json() == {"detail": TOO_LARGE}
+    # Recorded like every agent answer; nothing else happened.
+    statuses = AgentInteraction.objects.values_list("surface", "status_code")
+    assert sorted(statuses) == sorted([("chat", 413)] * 4 + [("jsonrpc", 413)] * 3)
+    assert not A2aTask.objects.exists() and not Account.objects.exists()
 
 
 @pytest.mark.django_db
@@ -291,3 +348,31 @@ def test_granian_answers_the_attacks_with_4xx_keeps_its_worker_and_respawns_a_de
     assert proc.poll() is None
     (respawned,) = _children(proc.pid)
     assert respawned != worker
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_granian_answers_oversized_bodies_413_json_without_a_reset(granian):
+    """Over a real connection: 5 MB bodies (five times the cap) get their 413 JSON, not a reset,
+    and the worker goes on serving."""
+    proc, base = granian
+    (worker,) = _children(proc.pid)
+    filler = "x" * 5_000_000
+    bodies = {
+        "/api/a2a/agenthub/chat": ({"message": filler}, "detail"),
+        REGISTER: ({"wallet_address": filler}, "detail"),
+        "/api/a2a/agenthub": ({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": filler}}, "error"),
+        "/mcp": ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": filler}}, "error"),
+    }
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    for path, (body, member) in bodies.items():
+        resp = requests.post(base + path, data=json.dumps(body), headers=headers, timeout=60)
+        assert resp.status_code == 413 and resp.headers["Content-Type"] == "application/json", path
+        answer = resp.json()
+        assert member in answer, path
+        if member == "error":
+            assert answer["error"]["code"] == -32600
+        else:
+            assert answer["detail"][0]["type"] == "body_too_large"
+    assert requests.get(base + "/api/a2a/discovery/storefront", timeout=30).status_code == 200
+    assert proc.poll() is None and _children(proc.pid) == [worker]

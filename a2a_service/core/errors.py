@@ -9,7 +9,8 @@ import logging
 import math
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import exceptions as drf_exceptions
@@ -120,6 +121,40 @@ class RequestValidationError(ApiError):
         return cls(errors)
 
 
+class BodyTooLarge(ApiError):
+    """A request body over the size limit (body_limit()): 413 with the HTTPValidationError
+    shape, loc ["body"], type body_too_large. Refused on its Content-Length, before anything
+    reads it (a2a_service.core.views.ApiView); views speaking JSON-RPC answer it in that form."""
+
+    status_code = 413
+    code = "body_too_large"
+
+    def __init__(self, limit: int):
+        super().__init__(f"request body larger than {limit} bytes")
+        self.limit = limit
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": [{"loc": ["body"], "msg": self.detail, "type": self.code}]}
+
+
+def body_limit() -> int:
+    """The largest request body accepted: API_MAX_BODY_BYTES, or Django's own cap if lower."""
+    django_cap = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    limit: int = settings.API_MAX_BODY_BYTES
+    return limit if django_cap is None else min(limit, django_cap)
+
+
+def body_size_check(request: HttpRequest) -> None:
+    """Refuse a body whose declared length is over the limit, without reading it."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    limit = body_limit()
+    if length > limit:
+        raise BodyTooLarge(limit)
+
+
 def _validation_errors_from_drf(detail: Any, loc: list[str | int]) -> list[dict[str, Any]]:
     if isinstance(detail, dict):
         out: list[dict[str, Any]] = []
@@ -146,6 +181,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ApiError):
         set_rollback()
         return Response(exc.body(), status=exc.status_code, headers=exc.headers or None)
+    if isinstance(exc, RequestDataTooBig):  # Django's own cap, met by a read we did not guard
+        return Response(BodyTooLarge(body_limit()).body(), status=413)
     if isinstance(exc, PydanticValidationError):
         set_rollback()
         err = RequestValidationError.from_pydantic(exc, "body")
@@ -198,4 +235,6 @@ def json_server_error(request: HttpRequest) -> JsonResponse:
 
 
 def json_bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    if isinstance(exception, RequestDataTooBig):  # a body over Django's cap, outside the API views
+        return JsonResponse(BodyTooLarge(body_limit()).body(), status=413)
     return JsonResponse({"detail": "Bad request.", "code": "bad_request"}, status=400)

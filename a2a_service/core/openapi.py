@@ -1,4 +1,4 @@
-"""OpenAPI post-processing: HEAD operations the interface lists, and the 422 shape."""
+"""OpenAPI post-processing: HEAD operations the interface lists, the 413 of every body."""
 
 from __future__ import annotations
 
@@ -20,6 +20,15 @@ HEAD_PATHS = {
 }
 
 
+# Every operation with a body may answer 413 (a2a_service.core.views.ApiView); those that
+# speak JSON-RPC document their own form of it.
+BODY_TOO_LARGE = {
+    "description": "the request body is larger than API_MAX_BODY_BYTES (type body_too_large); "
+    "JSON-RPC requests get a JSON-RPC error -32600 instead",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}},
+}
+
+
 def postprocess_schema(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     for path, item in result.get("paths", {}).items():
         if path not in HEAD_PATHS:
@@ -37,6 +46,10 @@ def postprocess_schema(result: dict[str, Any], generator: Any, request: Any, pub
         if "parameters" in source:
             head["parameters"] = [p for p in copy.deepcopy(source["parameters"]) if p.get("in") == "path"]
         item["head"] = head
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                operation.setdefault("responses", {}).setdefault("413", copy.deepcopy(BODY_TOO_LARGE))
     return result
 
 

@@ -89,23 +89,22 @@ def text_is_storable(value: str) -> bool:
 
 
 class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser with the limits above; each refusal is a 422 HTTPValidationError
-    with loc ["body", ...]: body_too_large, json_too_deep, json_invalid, string_unstorable."""
+    """DRF's JSON parser with the limits above; each refusal is an HTTPValidationError with
+    loc ["body", ...]: 413 body_too_large; 422 json_too_deep, json_invalid, string_unstorable."""
 
     def parse(
         self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
     ) -> Any:
         # Imported here: rest_framework.views loads this parser while a2a_service.core.errors,
         # which imports rest_framework.views, is still being imported.
-        from a2a_service.core.errors import RequestValidationError
+        from a2a_service.core.errors import BodyTooLarge, RequestValidationError
 
         limit = settings.API_MAX_BODY_BYTES
-        # Reads at most one byte past the cap, whatever Content-Length claims.
+        # Reads at most one byte past the cap, whatever Content-Length claims (ApiView refuses
+        # a declared length over it before any read).
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            raise RequestValidationError.single(
-                ["body"], f"request body larger than {limit} bytes", "body_too_large"
-            )
+            raise BodyTooLarge(limit)
         try:
             data = json_loads_bounded(raw, max_bytes=limit)
         except JsonTooDeep as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse
@@ -12,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from a2a_service.core import schemas as s
+from a2a_service.core.errors import BodyTooLarge, body_size_check
 
 # Who counts hits (metric, key). The catalog app registers its daily counters when it is
 # ready; this package imports no app.
@@ -39,9 +41,25 @@ def ok(model: BaseModel, status: int = 200, headers: dict[str, str] | None = Non
 
 
 class ApiView(APIView):
-    """Base of every API view: JSON in, JSON out, errors through the one handler."""
+    """Base of every API view: JSON in, JSON out, errors through the one handler. A body over
+    the size limit is refused (413) before authentication, throttling or any read of it."""
 
     metric = "hit"
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        body_size_check(request)
+        super().initial(request, *args, **kwargs)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, BodyTooLarge):
+            refusal = self.body_too_large(self.request, exc)
+            if refusal is not None:
+                return refusal
+        return super().handle_exception(exc)
+
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
+        """The 413 in the view's own protocol (JSON-RPC views); None: the REST form."""
+        return None
 
     def count_hit(self, key: str) -> None:
         # Counting must never fail the request it counts.

@@ -153,7 +153,8 @@ CORS_EXPOSE_HEADERS = [
 
 # --- DRF ------------------------------------------------------------------------
 # Request limits (a2a_service/core/parsers.py). Bodies: at most this many bytes (a larger one
-# answers 422 body_too_large; the largest real body, a 500-reading spread snapshot, is ~100 KB).
+# answers 413 body_too_large, in JSON-RPC form on the JSON-RPC routes; the largest real body, a
+# 500-reading spread snapshot, is ~100 KB).
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1_048_576)
 # Django's own cap for bodies it reads (forms, the admin), the same number.
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
@@ -504,6 +505,13 @@ MORNING_BRIEF_PRO_DAYS = env.int("MORNING_BRIEF_PRO_DAYS", default=30)
 # buyer's API key, and for how many days (then calls are paid from credits again).
 MCP_MANAGED_CALLS = env.int("MCP_MANAGED_CALLS", default=20)
 MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
+# What one A2A task stores and answers (agents/a2a/store.py): a message's JSON is at most
+# A2A_MESSAGE_MAX_BYTES (larger: -32602), a task's history at most A2A_TASK_MAX_MESSAGES messages
+# and A2A_TASK_MAX_BYTES; a message to a task without room for it and its answer is refused
+# (-32004), and an unpaid repeat of the task's question is not stored.
+A2A_MESSAGE_MAX_BYTES = env.int("A2A_MESSAGE_MAX_BYTES", default=32_768)
+A2A_TASK_MAX_MESSAGES = env.int("A2A_TASK_MAX_MESSAGES", default=20)
+A2A_TASK_MAX_BYTES = env.int("A2A_TASK_MAX_BYTES", default=262_144)
 # Execution delegation (webhooks/delegation/): a reported fill may exceed its order's notional (or
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.

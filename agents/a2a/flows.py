@@ -31,7 +31,15 @@ from a2a_service.core.money import usdc_from_atomic
 from agents.a2a import extension as x
 from agents.a2a.proto import plain_json, to_json
 from agents.a2a.skills import Asked, asked_skill, is_free, skills_all
-from agents.a2a.store import a2a_task_claim, a2a_task_create, a2a_task_save
+from agents.a2a.store import (
+    a2a_task_claim,
+    a2a_task_create,
+    a2a_task_has_room,
+    a2a_task_requirements_refresh,
+    a2a_task_save,
+    history_bytes,
+    message_bytes,
+)
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.models import A2aTask
 from billing.api.auth import api_key_account
@@ -118,6 +126,7 @@ def help_message(ctx: Ctx, message: Message) -> dict[str, Any]:
 # --- the message ------------------------------------------------------------------------------
 def send_message(ctx: Ctx, message: Message, *, task: A2aTask | None) -> A2aTask | dict[str, Any]:
     """A message: on a task (task given: its payment, or a decline), or a new request."""
+    _check_message_size(message)
     if task is not None:
         ctx.skill = task.skill
         return _continue(ctx, task, message)
@@ -127,6 +136,36 @@ def send_message(ctx: Ctx, message: Message, *, task: A2aTask | None) -> A2aTask
         return help_message(ctx, message)
     ctx.skill = asked.skill
     return _start(ctx, asked, message)
+
+
+def _check_message_size(message: Message) -> None:
+    """A message larger than A2A_MESSAGE_MAX_BYTES is refused before it reaches a task."""
+    size, limit = message_bytes(plain_json(to_json(message))), settings.A2A_MESSAGE_MAX_BYTES
+    if size > limit:
+        raise InvalidParamsError(
+            f"the message is {size} bytes of JSON; a message is at most {limit} bytes (A2A_MESSAGE_MAX_BYTES)",
+            # Error details are a google.rpc.ErrorInfo: its metadata values are strings.
+            data={"size": str(size), "limit": str(limit)},
+        )
+
+
+def _check_room(task: A2aTask, user: dict[str, Any]) -> None:
+    """A task whose history has no room for the message and its answer takes no more messages
+    (the protocol's error, nothing paid, nothing stored): it ends here instead of growing."""
+    if a2a_task_has_room(task=task, message=user):
+        return
+    count, size = len(task.history), history_bytes(task.history)
+    raise UnsupportedOperationError(
+        f"task {task.id} has reached its bounds ({count} messages, {size} bytes of history; at most "
+        f"{settings.A2A_TASK_MAX_MESSAGES} messages and {settings.A2A_TASK_MAX_BYTES} bytes): it takes no "
+        "more messages; start a new task for a new call",
+        data={
+            "messages": str(count),
+            "history_bytes": str(size),
+            "max_messages": str(settings.A2A_TASK_MAX_MESSAGES),
+            "max_bytes": str(settings.A2A_TASK_MAX_BYTES),
+        },
+    )
 
 
 def _start(ctx: Ctx, asked: Asked, message: Message) -> A2aTask:
@@ -182,6 +221,7 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
     metadata = plain_json(to_json(message.metadata)) if message.HasField("metadata") else {}
     status = metadata.get(x.STATUS)
     user = [_user_message(message, task)]
+    _check_room(task, user[0])
     if status == x.PAYMENT_REJECTED:
         if not a2a_task_claim(task=task):
             raise UnsupportedOperationError(f"task {task.id} is being paid by another request")
@@ -205,12 +245,19 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
     if ctx.api_key:
         account = api_key_account(ctx.request)
         return _claimed(ctx, task, user, lambda offer: _pay_credits(ctx, task, offer, account, user))
-    # Neither paid nor declined: the requirements again (at today's price).
+    # Neither paid nor declined: the requirements again (at today's price). The message asks the
+    # task's question again, unpaid: it is not stored, so repeating it grows nothing.
     try:
         offer = _offer(task.skill, task.params, ctx.base)
     except ApiError as exc:
-        return _failed(ctx, task, user, exc)
-    return _ask_payment(ctx, task, offer, user)
+        if not a2a_task_claim(task=task):
+            raise UnsupportedOperationError(f"task {task.id} is being paid by another request") from None
+        return _failed(ctx, task, [], exc)
+    ctx.status = 402
+    task.price_atomic = offer.price
+    return a2a_task_requirements_refresh(
+        task=task, status_message=_requirements_message(task, offer), price_atomic=offer.price
+    )
 
 
 def _claimed(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], pay: Callable[[Offer], A2aTask]) -> A2aTask:
@@ -266,6 +313,17 @@ def _ask_payment(
     ctx: Ctx, task: A2aTask, offer: Offer, user: list[dict[str, Any]], note: str = ""
 ) -> A2aTask:
     ctx.status = 402
+    task.price_atomic = offer.price
+    return a2a_task_save(
+        task=task,
+        state=State.INPUT_REQUIRED,
+        messages=user,
+        status_message=_requirements_message(task, offer, note),
+    )
+
+
+def _requirements_message(task: A2aTask, offer: Offer, note: str = "") -> dict[str, Any]:
+    """The status message of a task waiting for payment: the price and the x402 requirements."""
     price = usdc_from_atomic(offer.price)
     text = (
         f"{note}{task.skill} costs {price:g} USDC. Pay with the a2a-x402 extension: sign the requirements in "
@@ -273,13 +331,7 @@ def _ask_payment(
         f"on task {task.id}; or send a message on this task with an X-API-Key header to pay from prepaid credits."
     )
     metadata = {x.STATUS: x.PAYMENT_REQUIRED, x.REQUIRED: payment_required_json(offer, task.resource_url)}
-    task.price_atomic = offer.price
-    return a2a_task_save(
-        task=task,
-        state=State.INPUT_REQUIRED,
-        messages=user,
-        status_message=_text_message(task, text, metadata),
-    )
+    return _text_message(task, text, metadata)
 
 
 def _complete(
@@ -388,10 +440,12 @@ def _pay_x402(
                 "status": exc.extra.get("status", {}).get("url", ""),
             },
         )
+        # Retrying a pending payment (as told) is the same exchange again: stored once.
+        retry = (task.status_message or {}).get("metadata", {}).get(x.STATUS) == x.PAYMENT_VERIFIED
         return a2a_task_save(
             task=task,
             state=State.INPUT_REQUIRED,
-            messages=[*user, status_message],
+            messages=[] if retry else [*user, status_message],
             status_message=status_message,
         )
     except ProductUnavailable as exc:

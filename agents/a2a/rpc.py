@@ -8,6 +8,7 @@ Each answer is recorded as an AgentInteraction (surface jsonrpc)."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -38,7 +39,7 @@ from pydantic import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import ApiError, Unauthorized
+from a2a_service.core.errors import ApiError, BodyTooLarge, Unauthorized
 from a2a_service.core.parsers import JsonTooDeep, JsonTooLarge, json_loads_bounded, unstorable_text_at
 from a2a_service.core.views import base_url
 from agents.a2a import flows
@@ -67,15 +68,8 @@ ERROR_STATUS = {-32700: 400, -32600: 400, -32601: 404, -32602: 422, -32001: 404,
 
 def jsonrpc_requested(request: Request) -> bool:
     """Whether a POST to an agent endpoint is JSON-RPC (a body with "jsonrpc") rather than chat.
-    Unparseable JSON that mentions "jsonrpc" is JSON-RPC too, so it gets its -32700. A body
-    over Django's cap is not read here: the chat path refuses it as it refuses any such body."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    cap = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    if cap is not None and length > cap:
-        return False
+    Unparseable JSON that mentions "jsonrpc" is JSON-RPC too, so it gets its -32700. (A body
+    over the size limit never gets here: ApiView refused it, see body_too_large_answer.)"""
     raw = request.body
     try:
         body = json_loads_bounded(raw, max_bytes=settings.API_MAX_BODY_BYTES)
@@ -84,6 +78,23 @@ def jsonrpc_requested(request: Request) -> bool:
     if isinstance(body, list):
         return bool(body) and all(isinstance(item, dict) and "jsonrpc" in item for item in body)
     return isinstance(body, dict) and "jsonrpc" in body
+
+
+# How much of an oversized body is read to tell JSON-RPC from chat: a JSON-RPC client writes
+# "jsonrpc" first or near it (a2a-sdk does), and the rest is never read.
+SNIFF_BYTES = 4_096
+_JSONRPC_MEMBER = re.compile(rb'"jsonrpc"\s*:')
+
+
+def body_too_large_answer(request: Request, exc: BodyTooLarge, *, agent: str) -> Response | None:
+    """The 413 of a body over the size limit at an agent endpoint, if the body's start shows a
+    JSON-RPC request: a JSON-RPC error (-32600, HTTP 413), recorded like every JSON-RPC answer.
+    None for any other body (the caller answers as chat)."""
+    if not _JSONRPC_MEMBER.search(request.read(SNIFF_BYTES)):
+        return None
+    _record(flows.Ctx(request=request, agent=agent, catalog_agent=None, base="", status=413), time.monotonic())
+    error = InvalidRequestError(f"Payload too large: {exc.detail}", data={"limit": str(exc.limit)})
+    return Response(_error(None, error, V1), status=413)
 
 
 class RpcError(Exception):
@@ -170,7 +181,7 @@ def _envelope(request: Request) -> dict[str, Any]:
     try:
         body = json_loads_bounded(request.body, max_bytes=settings.API_MAX_BODY_BYTES)
     except JsonTooLarge as exc:
-        raise RpcError(InvalidRequestError(str(exc))) from None
+        raise RpcError(InvalidRequestError(f"Payload too large: {exc}"), http_status=413) from None
     except (JsonTooDeep, ValueError) as exc:
         raise RpcError(JSONParseError(message=f"Parse error: {exc}")) from None
     if isinstance(body, list):
@@ -205,11 +216,11 @@ def _error(request_id: str | int | None, error: A2AError | JSONRPCError, version
 # --- methods ----------------------------------------------------------------------------------
 def _call(ctx: flows.Ctx, version: str, action: str, params: dict[str, Any]) -> dict[str, Any]:
     if action == "send":
-        message = _message_v1(params) if version == V1 else _message_v03(params)
+        message, history_length = _message_v1(params) if version == V1 else _message_v03(params)
         task = _task(ctx, message.task_id) if message.task_id else None
         outcome = flows.send_message(ctx, message, task=task)
         if isinstance(outcome, A2aTask):
-            return _task_out(task_proto(outcome), version, wrap=True)
+            return _task_out(task_proto(outcome, history_length), version, wrap=True)
         reply = from_json(outcome, Message())
         if version == V1:
             return to_json(SendMessageResponse(message=reply))
@@ -223,7 +234,8 @@ def _call(ctx: flows.Ctx, version: str, action: str, params: dict[str, Any]) -> 
     return _task_out(task_proto(task, history_length), version, wrap=False)
 
 
-def _message_v1(params: dict[str, Any]) -> Message:
+def _message_v1(params: dict[str, Any]) -> tuple[Message, int | None]:
+    """The message sent, and how much of the task's history the answer is to carry."""
     try:
         request = from_json(params, SendMessageRequest(), ignore_unknown_fields=True)
     except ParseError as exc:
@@ -231,15 +243,26 @@ def _message_v1(params: dict[str, Any]) -> Message:
     if not request.HasField("message"):
         raise InvalidParamsError("params.message is required")
     validate_proto_required_fields(request.message)
-    return request.message
+    config = request.configuration
+    limit = config.history_length if config.HasField("history_length") else None
+    return request.message, _history_length(limit)
 
 
-def _message_v03(params: dict[str, Any]) -> Message:
+def _message_v03(params: dict[str, Any]) -> tuple[Message, int | None]:
     try:
         legacy = types_v03.MessageSendParams.model_validate(params)
     except ValidationError as exc:
         raise InvalidParamsError(f"not a MessageSendParams: {exc.errors()[0]['msg']}") from None
-    return conversions.to_core_message(legacy.message)
+    limit = legacy.configuration.history_length if legacy.configuration else None
+    return conversions.to_core_message(legacy.message), _history_length(limit)
+
+
+def _history_length(limit: int | None) -> int | None:
+    """historyLength as A2A defines it: unset, no limit (the task's own bounds hold); 0, no
+    history; n, the n most recent messages; negative is invalid."""
+    if limit is not None and limit < 0:
+        raise InvalidParamsError("historyLength must be non-negative")
+    return limit
 
 
 def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> tuple[str, int | None]:
@@ -250,7 +273,7 @@ def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> 
             legacy = model.model_validate(params)
         except ValidationError as exc:
             raise InvalidParamsError(f"invalid params: {exc.errors()[0]['msg']}") from None
-        return legacy.id, getattr(legacy, "history_length", None)
+        return legacy.id, _history_length(getattr(legacy, "history_length", None))
     try:
         if with_history:
             query = from_json(params, GetTaskRequest(), ignore_unknown_fields=True)
@@ -262,7 +285,7 @@ def _task_query(params: dict[str, Any], version: str, *, with_history: bool) -> 
         raise InvalidParamsError(f"invalid params: {exc}") from None
     if not task_id:
         raise InvalidParamsError("params.id (the task id) is required")
-    return task_id, limit
+    return task_id, _history_length(limit)
 
 
 def _task(ctx: flows.Ctx, task_id: str) -> A2aTask:

@@ -17,6 +17,7 @@ HTTP-equivalent status and the REST error body: 422 names the argument, 503 is u
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,13 @@ from x402.schemas.v1 import PaymentPayloadV1
 
 from a2a_service.core.errors import ApiError, NotFound, RequestValidationError
 from a2a_service.core.money import usdc_from_atomic
-from a2a_service.core.parsers import text_is_storable, unstorable_text_at
+from a2a_service.core.parsers import (
+    JsonTooDeep,
+    JsonTooLarge,
+    json_loads_bounded,
+    text_is_storable,
+    unstorable_text_at,
+)
 from a2a_service.core.views import HIT_COUNTERS, base_url
 from agents.mcp import MCP_PATH
 from agents.mcp.managed import SKU as MANAGED_SKU
@@ -50,6 +57,8 @@ from billing.paid_call import (
 from billing.rails.x402 import x402_challenge, x402_payment
 from billing.x402.challenge import Challenge
 from billing.x402.proof import INVALID_PAYLOAD, PaymentRejected
+
+logger = logging.getLogger(__name__)
 
 # Where an error's HTTP-equivalent status and our receipt ride in a result's _meta (besides the
 # x402 transport's own keys).
@@ -86,6 +95,11 @@ def mcp_tool_call(
         answer = _error(402, {"detail": exc.message, "code": exc.reason}, exc.message)
     except ApiError as exc:
         answer = _api_error(exc)
+    except Exception:
+        # As every route answers a fault: a JSON error of ours, logged, never the exception's
+        # text (the SDK would send it as the message of a code 0 error).
+        logger.exception("MCP tools/call %s failed", name)
+        answer = _error(500, {"detail": "Internal server error.", "code": "server_error"}, "internal error")
     agent_interaction_record(
         agent="agenthub",
         surface="mcp",
@@ -165,16 +179,21 @@ def _is_paid_tool(name: str) -> bool:
 
 def _payload(raw: Any) -> PaymentPayload | PaymentPayloadV1:
     """The PaymentPayload of `_meta["x402/payment"]`: an object (as x402's MCP client sends it)
-    or its JSON text, bounded like the payment header."""
-    if isinstance(raw, str):
-        if len(raw) > settings.PAYMENT_HEADER_MAX_BYTES:
-            raise PaymentRejected(
-                INVALID_PAYLOAD, f"the payment is longer than {settings.PAYMENT_HEADER_MAX_BYTES} bytes"
-            )
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            raise PaymentRejected(INVALID_PAYLOAD, "the payment is not valid JSON") from None
+    or its JSON text, bounded like the payment header: longer than PAYMENT_HEADER_MAX_BYTES or
+    nested deeper than API_JSON_MAX_DEPTH is invalid_payload, refused before decoding (JSON text
+    nested a thousand levels deep would otherwise exhaust the decoder's recursion)."""
+    limit = settings.PAYMENT_HEADER_MAX_BYTES
+    # The object form was decoded by the transport (its own depth limit); as text it is measured
+    # and bounded the same way as the text form.
+    text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
+    try:
+        raw = json_loads_bounded(text, max_bytes=limit)
+    except JsonTooLarge:
+        raise PaymentRejected(INVALID_PAYLOAD, f"the payment is longer than {limit} bytes") from None
+    except JsonTooDeep as exc:
+        raise PaymentRejected(INVALID_PAYLOAD, f"the payment is {exc}") from None
+    except ValueError:
+        raise PaymentRejected(INVALID_PAYLOAD, "the payment is not valid JSON") from None
     if not isinstance(raw, dict):
         raise PaymentRejected(
             INVALID_PAYLOAD, f"_meta['{MCP_PAYMENT_META_KEY}'] must be a PaymentPayload object"

@@ -21,6 +21,7 @@ HttpResponse. So the same code runs under granian, live_server and the test clie
 
 from __future__ import annotations
 
+import json
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -166,6 +167,15 @@ async def _serve(scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[by
     return status, headers, b"".join(chunks)
 
 
+def jsonrpc_refusal(message: str) -> dict[str, Any]:
+    """A request refused as a JSON-RPC error, invalid request (id null: no id was read)."""
+    refusal = types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
+    )
+    body: dict[str, Any] = refusal.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return body
+
+
 def mcp_handle(request: Request) -> HttpResponse:
     """Answer one HTTP request to /mcp with the SDK's transport."""
     body = request.body
@@ -175,12 +185,7 @@ def mcp_handle(request: Request) -> HttpResponse:
     if status >= 400 and not fields.get("content-type", "").startswith("application/json"):
         # The transport refuses a few requests in plain text (e.g. a POST that is not JSON); every
         # answer of this API is JSON, so the refusal is told as a JSON-RPC error.
-        refusal = types.JSONRPCError(
-            jsonrpc="2.0",
-            id=None,
-            error=types.ErrorData(code=types.INVALID_REQUEST, message=content.decode("utf-8", "replace")),
-        )
-        content = refusal.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        content = json.dumps(jsonrpc_refusal(content.decode("utf-8", "replace"))).encode()
         fields["content-type"] = "application/json"
     response = HttpResponse(content, status=status)
     for key, value in fields.items():

@@ -8,9 +8,11 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel, Field
 from rest_framework.request import Request
+from rest_framework.response import Response
 
+from a2a_service.core.errors import BodyTooLarge
 from a2a_service.core.views import ApiView
-from agents.mcp.server import mcp_handle
+from agents.mcp.server import jsonrpc_refusal, mcp_handle
 
 
 class JsonRpcRequestIn(BaseModel):
@@ -83,3 +85,7 @@ class McpView(ApiView):
     def post(self, request: Request) -> HttpResponse:
         self.count_hit("mcp")
         return mcp_handle(request)
+
+    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response:
+        # As the SDK's transport refuses a body over its own (larger) cap: -32600, HTTP 413.
+        return Response(jsonrpc_refusal(f"Payload too large: {exc.detail}"), status=413)
