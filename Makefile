@@ -28,7 +28,14 @@ node_modules/.installed: package.json package-lock.json
 	npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(VENV)/.installed node_modules/.installed
+# Chromium for the admin's browser tests (tests/test_admin_browser.py), from the distribution's
+# packages (Playwright drives it; it never downloads a browser). Installed only when missing.
+CHROMIUM_PATH ?= /usr/bin/chromium
+export CHROMIUM_PATH
+$(CHROMIUM_PATH):
+	apt-get update -qq && apt-get install -y -qq chromium || (sudo apt-get update -qq && sudo apt-get install -y -qq chromium)
+
+install: $(VENV)/.installed node_modules/.installed $(CHROMIUM_PATH)
 
 migrate: install
 	@mkdir -p .run

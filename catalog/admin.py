@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from a2a_service.core.admin_base import ReadOnlyAdmin
+from a2a_service.core.admin_base import ReadOnlyAdmin, StaffAdmin
 from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
 from catalog.analytics.sentiment import news_score
@@ -88,7 +88,7 @@ class SkuAdminForm(UsdcPriceForm):
 
 
 @admin.register(Sku)
-class SkuAdmin(admin.ModelAdmin):
+class SkuAdmin(StaffAdmin):
     form = SkuAdminForm
     list_display = ["sku", "path", "price_display", "status", "tier", "hero", "family", "session_callable"]
     list_filter = ["status", "tier", "hero", "family", "product_type", "session_callable", "intel_only"]
@@ -269,8 +269,24 @@ class PartnerSignalAdmin(admin.ModelAdmin):
         return False
 
 
+class EditorialPieceForm(forms.ModelForm):
+    class Meta:
+        model = EditorialPiece
+        fields = ["kind", "title", "summary", "body", "published_at"]
+
+    def clean(self) -> dict[str, Any]:
+        # Browsers submit a textarea's lines with CRLF: stored as typed, a staff-written brief's
+        # paragraphs ("\n\n") would not be found (the promo cut) and the API would serve "\r\n".
+        cleaned = super().clean() or {}
+        for name, value in cleaned.items():
+            if isinstance(value, str):
+                cleaned[name] = value.replace("\r\n", "\n").replace("\r", "\n")
+        return cleaned
+
+
 @admin.register(EditorialPiece)
-class EditorialPieceAdmin(admin.ModelAdmin):
+class EditorialPieceAdmin(StaffAdmin):
+    form = EditorialPieceForm
     list_display = ["title", "kind", "published_at", "author", "updated_at"]
     list_filter = ["kind", ("published_at", admin.EmptyFieldListFilter)]
     search_fields = ["title", "summary", "body"]
@@ -379,7 +395,7 @@ class EquityQuoteAdmin(ReadOnlyAdmin):
 
 
 @admin.register(DeskState)
-class DeskStateAdmin(admin.ModelAdmin):
+class DeskStateAdmin(StaffAdmin):
     """A desk killed by its drawdown publishes nothing until staff re-enable it here (its
     drawdown then counts from the re-enable: catalog/track_record.py)."""
 
@@ -501,7 +517,7 @@ for model, fields in [
 
 # --- cross-venue prediction pairs (catalog/analytics/prediction_match.py) ------------------------
 @admin.register(PredictionMatchModel)
-class PredictionMatchAdmin(admin.ModelAdmin):
+class PredictionMatchAdmin(StaffAdmin):
     """Staff confirm a computed pair (confidence 1, sold as a match whatever the score) or reject
     it (never suggested again, no divergence alert). The matching pass writes the rows."""
 

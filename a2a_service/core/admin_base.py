@@ -1,5 +1,5 @@
-"""Shared admin pieces: read-only admins whose actions need the change permission, and the
-throttled admin login."""
+"""Shared admin pieces: admins that refuse an action the user is not offered, read-only admins
+whose actions need the change permission, and the throttled admin login."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import get_permission_codename
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
@@ -22,7 +23,22 @@ from a2a_service.core.ratelog import log_throttled
 logger = logging.getLogger(__name__)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class StaffAdmin(admin.ModelAdmin):
+    """A ModelAdmin whose list refuses (403) a posted action the user is not offered.
+
+    Django drops such a post quietly (the list again, or "No action selected"): nothing runs,
+    but a view-only staff member who posts an action by hand is told nothing. Refusing it says
+    so, and the refusal is the same whichever action or admin it is."""
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        action = request.POST.get("action", "") if request.method == "POST" else ""
+        # "_save" is the list's own editable form, not an action.
+        if action and "_save" not in request.POST and action not in self.get_actions(request):
+            raise PermissionDenied(f"the action {action!r} is not offered to this user")
+        return super().changelist_view(request, extra_context)
+
+
+class ReadOnlyAdmin(StaffAdmin):
     """Records that code writes (payments, ledger, deposits, deliveries, ingested rows): staff
     read them, and correct them only through their own actions (adjustments, replays).
 
