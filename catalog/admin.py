@@ -187,6 +187,8 @@ class FeedStateAdmin(ReadOnlyAdmin):
         "next_attempt_at",
         "last_duration_ms",
         "error_excerpt",
+        "failed_feeds_excerpt",
+        "last_oddities",
     ]
     list_filter = ["last_replay"]
     actions = ["run_now"]
@@ -194,6 +196,11 @@ class FeedStateAdmin(ReadOnlyAdmin):
     @admin.display(description="last error")
     def error_excerpt(self, obj: FeedState) -> str:
         return obj.last_error[:120]
+
+    @admin.display(description="failed feeds")
+    def failed_feeds_excerpt(self, obj: FeedState) -> str:
+        failed = [f for f in obj.last_failed_feeds or [] if isinstance(f, dict)]
+        return "; ".join(f"{f.get('feed')}: {f.get('reason')}" for f in failed)[:200]
 
     @admin.action(description="Run one pass of the selected sources now", permissions=["operate"])
     def run_now(self, request: HttpRequest, queryset: QuerySet[FeedState]) -> None:

@@ -368,6 +368,46 @@ def test_health_reports_every_adapter_and_is_degraded_while_one_fails(api, sourc
     assert body["status"] == "degraded"
 
 
+def test_a_failed_feed_is_named_and_explained_in_public_words_only(api, source):
+    """Per-feed failures reach health as the runner records them: a URL without credentials or
+    query, our own FeedError's text without URLs, a network failure by its kind, anything else
+    (a driver's message could name hosts) by its class name; at most FAILED_FEEDS_MAX a pass."""
+    from catalog.feeds.registry import public_reason, public_url
+    from catalog.feeds.runner import FAILED_FEEDS_MAX
+
+    assert public_url("https://u:pw@feeds.example.com:8443/rss.xml?key=s3cret#x") == (
+        "https://feeds.example.com:8443/rss.xml"
+    )
+    assert public_url("binance BTC/USDT order book") == "binance BTC/USDT order book"
+    assert public_reason(FeedError("http://10.1.2.3:9000/x.xml answered 502")) == "answered 502"
+    assert public_reason(requests.exceptions.ReadTimeout("10.1.2.3 read timed out")) == "timed out"
+    assert public_reason(requests.exceptions.ConnectionError("10.1.2.3 refused")) == "unreachable"
+    assert public_reason(RuntimeError("password authentication failed for db.internal")) == "RuntimeError"
+
+    def run(fp: FeedPass) -> int:
+        fp.feed_failed(feed="https://a.example.com/feed?token=s3cret", error=FeedError("x answered 500"))
+        fp.feed_failed(feed="venue-b", error=RuntimeError("db.internal:5432 is down"))
+        for i in range(FAILED_FEEDS_MAX + 10):
+            fp.feed_failed(feed=f"https://many.example.com/{i}", error=FeedError("empty body"))
+        return 3
+
+    source("t-partial", run)
+    state = feed_run(name="t-partial")
+    assert state.outcome == "ok" and state.degraded and not state.failing
+    adapter = next(
+        a for a in api.get("/api/a2a/program/health").json()["venue_adapters"] if a["name"] == "t-partial"
+    )
+    assert adapter["status"] == "degraded" and len(adapter["failed_feeds"]) == FAILED_FEEDS_MAX
+    assert adapter["failed_feeds"][:2] == [
+        {"feed": "https://a.example.com/feed", "reason": "x answered 500"},
+        {"feed": "venue-b", "reason": "RuntimeError"},
+    ]
+    assert adapter["failed_feeds"][-1] == {"feed": "13 more", "reason": "in the admin's note"}
+    text = json.dumps(adapter)
+    assert "s3cret" not in text and "db.internal" not in text
+    assert "db.internal:5432 is down" in state.last_note  # the full reason stays with staff
+
+
 def test_health_lists_a_successful_adapter_with_rows_replay_and_lag(api, replay):
     feed_run(name="news", mode="replay")
     news = [a for a in api.get("/api/a2a/program/health").json()["venue_adapters"] if a["name"] == "news"][0]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import logging
 import traceback
 from collections import Counter
@@ -168,3 +169,85 @@ def test_facilitator_health_says_unreachable_without_the_exception(api, settings
     assert body["reachable"] is False and body["error"] == "unreachable"
     [record] = [r for r in caplog.records if r.name == "catalog.health"]
     assert "refused" in "".join(traceback.format_exception(*record.exc_info)).lower()
+
+
+# --- a source some of whose feeds fail --------------------------------------------------------------
+def test_health_names_each_failed_news_feed_and_why_while_the_others_are_written(api, settings):
+    """One news feed answers 500, another malformed XML, a third is fine: the pass succeeds with
+    the third's items, and health shows news degraded with both failing URLs and their reasons
+    (not "ok"); the URL's query (a token, maybe) is not shown. A clean pass clears them."""
+    from catalog.feeds.runner import feed_run
+    from catalog.models import FeedState, NewsItem
+    from tests.feedserver import Answer, FeedServer
+
+    worker_heartbeat()
+    good = (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>g</title>'
+        b"<item><title>Bitcoin rises</title><link>https://example.com/1</link><guid>g-1</guid>"
+        b"<pubDate>Mon, 23 Nov 2026 09:00:00 GMT</pubDate></item>"
+        b"<item><title>Ether falls</title><link>https://example.com/2</link><guid>g-2</guid>"
+        b"<pubDate>Mon, 23 Nov 2026 09:05:00 GMT</pubDate></item></channel></rss>"
+    )
+    rss = {"Content-Type": "application/rss+xml"}
+    server = FeedServer()
+    try:
+        settings.OUTBOUND_ALLOW_PRIVATE_TARGETS = True
+        server.routes["/good.xml"] = Answer(body=good, headers=rss)
+        server.routes["/down.xml"] = Answer(status=500, body=b"Internal Server Error")
+        server.routes["/broken.xml"] = Answer(
+            body=b'<?xml version="1.0"?><rss version="2.0"><channel><item><title>a</ti', headers=rss
+        )
+        settings.NEWS_FEEDS = ",".join(
+            [
+                f"crypto|{server.url}/good.xml|good",
+                f"crypto|{server.url}/down.xml?token=s3cret|down",
+                f"general|{server.url}/broken.xml|broken",
+            ]
+        )
+        state = feed_run(name="news", mode="live")
+        assert state.outcome == "ok" and state.rows_written == 2 == NewsItem.objects.count()
+
+        body = api.get("/api/a2a/program/health").json()
+        news = next(a for a in body["venue_adapters"] if a["name"] == "news")
+        assert news["status"] == "degraded" and body["status"] == "degraded"
+        assert news["consecutive_failures"] == 0 and news["rows"] == 2
+        failed = {f["feed"]: f["reason"] for f in news["failed_feeds"]}
+        assert set(failed) == {f"{server.url}/down.xml", f"{server.url}/broken.xml"}
+        assert failed[f"{server.url}/down.xml"] == "answered 500"
+        assert failed[f"{server.url}/broken.xml"].startswith("malformed feed (")
+        assert "s3cret" not in json.dumps(body)
+
+        # The feeds recover: the next pass clears them.
+        server.routes["/down.xml"] = Answer(body=good.replace(b"g-", b"d-"), headers=rss)
+        server.routes["/broken.xml"] = Answer(body=good.replace(b"g-", b"b-"), headers=rss)
+        feed_run(name="news", mode="live")
+    finally:
+        server.close()
+    assert FeedState.objects.get(name="news").last_failed_feeds == []
+    body = api.get("/api/a2a/program/health").json()
+    news = next(a for a in body["venue_adapters"] if a["name"] == "news")
+    assert (news["status"], news["failed_feeds"]) == ("ok", [])
+
+
+def test_health_lists_the_failed_feeds_of_a_source_whose_every_feed_failed(api, settings):
+    """Every feed failed: the pass fails (kind only in last_error), and the feeds are listed."""
+    from catalog.feeds.runner import feed_run
+    from tests.feedserver import Answer, FeedServer, closed_port
+
+    server = FeedServer()
+    try:
+        settings.OUTBOUND_ALLOW_PRIVATE_TARGETS = True
+        server.routes["/down.xml"] = Answer(status=503)
+        dead = f"http://127.0.0.1:{closed_port()}/feed.xml"
+        settings.NEWS_FEEDS = f"crypto|{server.url}/down.xml|down,crypto|{dead}|dead"
+        assert feed_run(name="news", mode="live").outcome == "failed"
+    finally:
+        server.close()
+    news = next(
+        a for a in api.get("/api/a2a/program/health").json()["venue_adapters"] if a["name"] == "news"
+    )
+    assert news["status"] == "failing" and news["last_error"] == "FeedError"
+    assert news["failed_feeds"] == [
+        {"feed": f"{server.url}/down.xml", "reason": "answered 503"},
+        {"feed": dead, "reason": "unreachable"},
+    ]

@@ -23,6 +23,7 @@ from catalog.analytics.prediction_match import (
 from catalog.feeds.kalshi.parse import markets_page_parse as kalshi_parse
 from catalog.feeds.polymarket.parse import markets_page_parse as gamma_parse
 from catalog.feeds.prediction_store import markets_upsert
+from catalog.feeds.registry import FeedPass
 from catalog.models import PredictionMarket, PredictionMatch
 from catalog.services import catalog_seed
 from tests.marketdata import FED_KALSHI, FED_POLYMARKET, prediction_market_write, prediction_shop_write
@@ -336,8 +337,10 @@ def test_the_replay_samples_show_a_match_a_divergence_and_a_flagged_near_miss():
     now = timezone.now()
     poly = [m.row for m in gamma_parse(sample_json("polymarket_gamma_url", "markets"))]
     kalshi = kalshi_parse(sample_json("kalshi_api_url", "markets")).rows
-    markets_upsert(poly, venue="polymarket", source="polymarket", replay=True, observed_at=now)
-    markets_upsert(kalshi, venue="kalshi", source="kalshi", replay=True, observed_at=now)
+    poly_pass = FeedPass(source="polymarket", replay=True, started_at=now)
+    markets_upsert(poly, venue="polymarket", source="polymarket", feed_pass=poly_pass)
+    kalshi_pass = FeedPass(source="kalshi", replay=True, started_at=now)
+    markets_upsert(kalshi, venue="kalshi", source="kalshi", feed_pass=kalshi_pass)
     prediction_matches_refresh(now=now)
     pairs = {
         m.market_a.external_id: m for m in PredictionMatch.objects.select_related("market_a", "market_b")

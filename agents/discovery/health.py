@@ -64,9 +64,20 @@ def _check_broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
+def _failed_feeds(state: FeedState) -> list[s.FailedFeedHealth]:
+    # Written by the runner in public words (catalog/feeds/registry.py public_reason): a feed's
+    # URL without credentials or query, what it answered, never a driver's message.
+    return [
+        s.FailedFeedHealth(feed=str(f.get("feed", ""))[:300], reason=str(f.get("reason", ""))[:200])
+        for f in state.last_failed_feeds or []
+        if isinstance(f, dict)
+    ]
+
+
 def feed_adapters() -> list[s.FeedAdapterHealth]:
-    """Every registered feed source, from its FeedState. The error's kind only (the exception's
-    name): the reason may name internal hosts, and health answers anyone."""
+    """Every registered feed source, from its FeedState. A failed pass's error by its kind only
+    (the exception's name): the reason may name internal hosts, and health answers anyone. The
+    feeds that failed within a pass are listed with the public reasons the runner recorded."""
     now = timezone.now()
     states = {st.name: st for st in FeedState.objects.all()}
     out = []
@@ -91,7 +102,7 @@ def feed_adapters() -> list[s.FeedAdapterHealth]:
         out.append(
             s.FeedAdapterHealth(
                 name=source.name,
-                status="failing" if st.consecutive_failures else "ok",
+                status="failing" if st.failing else "degraded" if st.degraded else "ok",
                 last_attempt_at=iso(st.last_attempt_at),
                 last_success_at=iso(st.last_success_at),
                 last_error=st.last_error.split(":", 1)[0][:80] if st.last_error else "",
@@ -102,6 +113,8 @@ def feed_adapters() -> list[s.FeedAdapterHealth]:
                 else None,
                 consecutive_failures=st.consecutive_failures,
                 next_attempt_at=iso(st.next_attempt_at),
+                failed_feeds=_failed_feeds(st),
+                oddities=st.last_oddities,
             )
         )
     return out
@@ -154,7 +167,7 @@ def program_health(base: str) -> s.ProgramHealthOut:
         log_throttled(health_logger, "health-feeds", "health check: feed states unreadable")
         adapters = []
     parts_ok = all(c.status == "ok" for c in (database, cache_h, broker, worker))
-    feeds_ok = all(a.status != "failing" for a in adapters)
+    feeds_ok = all(a.status not in ("failing", "degraded") for a in adapters)
     return s.ProgramHealthOut(
         status="ok" if parts_ok and feeds_ok else "degraded",
         checked_at=iso(timezone.now()) or "",

@@ -180,9 +180,16 @@ class WorkerHealth(ComponentHealth):
     age_seconds: float | None = None
 
 
+class FailedFeedHealth(Out):
+    feed: str = Field(description="the feed of the source that failed: its URL, a venue, or a part")
+    reason: str = Field(description="why, e.g. 'answered 500', 'malformed feed (...)', 'unreachable'")
+
+
 class FeedAdapterHealth(Out):
     name: str = Field(description="the feed source (ingest_feeds --source NAME)")
-    status: Literal["ok", "failing", "never_run"]
+    status: Literal["ok", "degraded", "failing", "never_run"] = Field(
+        description="degraded: the last pass succeeded while some of the source's feeds failed (failed_feeds)"
+    )
     last_attempt_at: str | None
     last_success_at: str | None
     last_error: str = Field(
@@ -193,6 +200,14 @@ class FeedAdapterHealth(Out):
     lag_seconds: float | None = Field(description="seconds since the last successful pass")
     consecutive_failures: int
     next_attempt_at: str | None = Field(description="backed off until then (after failures)")
+    failed_feeds: list[FailedFeedHealth] = Field(
+        default_factory=list, description="the source's feeds that failed in the last pass, and why"
+    )
+    oddities: int = Field(
+        default=0,
+        description="oddities of the source's data the last successful pass worked around "
+        "(rows sent twice, ...)",
+    )
 
 
 class ProgramHealthOut(Out):
@@ -210,7 +225,8 @@ class ProgramHealthOut(Out):
     )
     agents: dict[str, int]
     venue_adapters: list[FeedAdapterHealth] = Field(
-        description="every registered feed adapter, from its last passes; one failing makes the status degraded"
+        description="every registered feed adapter, from its last passes; one failing or degraded "
+        "makes the status degraded"
     )
 
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
+from catalog.feeds.registry import FeedPass
 from catalog.feeds.retention import retention_register
+from catalog.feeds.unique import unique_on
 from catalog.models import PredictionMarket, PredictionPrice
 
 # The price history grows every pass; the markets themselves are kept.
@@ -34,14 +36,20 @@ class MarketRow:
     rules: str = ""
 
 
-def markets_upsert(
-    rows: list[MarketRow], *, venue: str, source: str, replay: bool, observed_at: datetime
-) -> int:
+def markets_upsert(rows: list[MarketRow], *, venue: str, source: str, feed_pass: FeedPass) -> int:
     """Upsert one venue's markets; add a price row for each market whose yes price is new or
     changed since the stored one. Each market is saved one by one (not bulk): the saves fire
     the prediction_alert receivers like any other write. Markets of the venue the listing no
-    longer carries whose close time has passed are marked closed. Returns the rows written."""
-    by_id = {row.external_id: row for row in rows if row.venue == venue}
+    longer carries whose close time has passed are marked closed. A market the listing repeats
+    (on two pages) is written once, the last listed. Returns the rows written."""
+    replay, observed_at = feed_pass.replay, feed_pass.started_at
+    mine = unique_on(
+        (row for row in rows if row.venue == venue),
+        key=lambda row: row.external_id,
+        what=f"{venue} markets",
+        feed_pass=feed_pass,
+    )
+    by_id = {row.external_id: row for row in mine}
     stored = {
         m.external_id: m for m in PredictionMarket.objects.filter(venue=venue, external_id__in=list(by_id))
     }

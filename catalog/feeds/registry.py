@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from django.conf import settings
 from django.utils import timezone
 
-from a2a_service.core.http import outbound_request
+from a2a_service.core.http import TargetRefused, outbound_request
 
 
 class FeedError(Exception):
@@ -51,6 +53,15 @@ class FeedSource:
     url_settings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class FeedFailure:
+    """One feed of a source (a news feed's URL, a venue, a partner) that failed in a pass, and
+    why in words fit for the public health report (see public_reason)."""
+
+    feed: str
+    reason: str
+
+
 @dataclass
 class FeedPass:
     source: str
@@ -59,9 +70,26 @@ class FeedPass:
     # What went wrong in part of a pass that still succeeded (one feed of several failed):
     # the runner records it on the source's FeedState (last_note) without failing the pass.
     warnings: list[str] = field(default_factory=list)
+    # The feeds of the source that failed in this pass (FeedState.last_failed_feeds; health
+    # shows the source degraded with them).
+    failed_feeds: list[FeedFailure] = field(default_factory=list)
+    # Oddities of the source's data that the pass worked around (a row sent twice, ...): their
+    # count goes to FeedState.last_oddities, their text to last_note. Never a failure.
+    oddities: int = 0
 
     def warn(self, text: str) -> None:
         self.warnings.append(text)
+
+    def feed_failed(self, *, feed: str, error: BaseException, detail: str | None = None) -> None:
+        """One feed of the source failed (the others go on): recorded for health with a public
+        reason, and warned of with the full one (`detail`, else the exception) for the admin."""
+        self.failed_feeds.append(FeedFailure(feed=public_url(feed), reason=public_reason(error)))
+        self.warn(detail or f"{feed}: {type(error).__name__}: {error}"[:500])
+
+    def oddity(self, text: str, *, count: int = 1) -> None:
+        """Something odd in the source's data that the pass handled (counted, noted)."""
+        self.oddities += count
+        self.warn(text[:500])
 
     def base(self, setting_name: str) -> str:
         """The base URL of a setting: the live one, or its replay stand-in."""
@@ -174,6 +202,42 @@ class FeedPass:
         if "result" not in answer:
             raise FeedError(f"{url} answered {method} with neither result nor error")
         return answer["result"]
+
+
+# How an unreachable source is named in public (the exception's text may name hosts and ports).
+_NETWORK_WORDS: tuple[tuple[type[BaseException], str], ...] = (
+    (requests.exceptions.Timeout, "timed out"),
+    (requests.exceptions.ConnectionError, "unreachable"),
+    (TargetRefused, "refused: not a public address"),
+)
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+
+
+def public_url(url: str) -> str:
+    """A feed's URL as health may show it: no credentials, query or fragment (a feed URL may
+    carry a token there). Anything that is not a URL (a venue, a partner's slug) as it is."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.hostname:
+        return url[:300]
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    host += f":{parts.port}" if parts.port else ""
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))[:300]
+
+
+def public_reason(error: BaseException) -> str:
+    """Why a feed failed, in words health may show anyone: a network failure by its kind; our
+    own FeedError's text (what the source answered) and ccxt's without any URL in it; any other
+    exception (a driver's, a bug's) by its class name only."""
+    for kind, words in _NETWORK_WORDS:
+        if isinstance(error, kind):
+            return words
+    own = isinstance(error, FeedError)
+    if own or type(error).__module__.startswith("ccxt"):
+        text = " ".join(_URL.sub("", str(error)).split()).strip(" :;,")
+        if own:
+            return (text or type(error).__name__)[:200]
+        return (f"{type(error).__name__}: {text}" if text else type(error).__name__)[:200]
+    return type(error).__name__
 
 
 def _rpc_error_text(error: Any) -> str:

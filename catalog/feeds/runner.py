@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import asdict
 from datetime import timedelta
 
 import requests
@@ -37,6 +38,8 @@ NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     TargetRefused,
 )
 ERROR_MAX_CHARS = 2000
+# Failed feeds kept per pass (a venue's every book failing is many): health stays small.
+FAILED_FEEDS_MAX = 50
 
 
 class FeedUnknown(Exception):
@@ -45,6 +48,14 @@ class FeedUnknown(Exception):
 
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:ERROR_MAX_CHARS]
+
+
+def _failed_feeds(feed_pass: FeedPass) -> list[dict[str, str]]:
+    failed = [asdict(f) for f in feed_pass.failed_feeds]
+    if len(failed) > FAILED_FEEDS_MAX:
+        more = len(failed) - FAILED_FEEDS_MAX + 1
+        failed = [*failed[: FAILED_FEEDS_MAX - 1], {"feed": f"{more} more", "reason": "in the admin's note"}]
+    return failed
 
 
 def _backoff(failures: int) -> timedelta:
@@ -64,11 +75,9 @@ def _claim(name: str) -> bool:
     )
 
 
-def _attempt(source: FeedSource, *, replay: bool) -> tuple[int, list[str]]:
-    feed_pass = FeedPass(source=source.name, replay=replay)
+def _attempt(source: FeedSource, feed_pass: FeedPass) -> int:
     with transaction.atomic():
-        rows = int(source.run(feed_pass))
-    return rows, feed_pass.warnings
+        return int(source.run(feed_pass))
 
 
 def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> FeedState:
@@ -98,17 +107,19 @@ def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> Feed
     note = ""
     error: BaseException | None = None
     rows = 0
-    warnings: list[str] = []
+    # The pass's record (warnings, failed feeds, oddities), kept when the pass raises.
+    feed_pass = FeedPass(source=name, replay=replay)
     try:
         try:
-            rows, warnings = _attempt(source, replay=replay)
+            rows = _attempt(source, feed_pass)
         except NETWORK_ERRORS as exc:
             if mode != "auto":
                 raise
             note = f"live unreachable ({_reason(exc)}); replayed"
             logger.warning("feed %s: %s", name, note)
             replay = True
-            rows, warnings = _attempt(source, replay=True)
+            feed_pass = FeedPass(source=name, replay=True)
+            rows = _attempt(source, feed_pass)
     except Exception as exc:  # any failure of the adapter is the source's, recorded below
         error = exc
         logger.warning(
@@ -120,12 +131,22 @@ def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> Feed
         "running_since": None,
         "last_attempt_at": started,
         "last_duration_ms": int((time.monotonic() - clock) * 1000),
+        # Which feeds failed (and why) in this pass, whether it succeeded or not.
+        "last_failed_feeds": _failed_feeds(feed_pass),
     }
+    if feed_pass.failed_feeds:
+        logger.warning(
+            "feed %s: %d feed(s) failed: %s",
+            name,
+            len(feed_pass.failed_feeds),
+            "; ".join(f"{f.feed}: {f.reason}" for f in feed_pass.failed_feeds[:10]),
+        )
     if error is None:
         fields |= {
             "last_success_at": finished,
             "last_error": "",
-            "last_note": "; ".join([note, *warnings]).strip("; ")[:ERROR_MAX_CHARS],
+            "last_note": "; ".join([note, *feed_pass.warnings]).strip("; ")[:ERROR_MAX_CHARS],
+            "last_oddities": feed_pass.oddities,
             "rows_written": rows,
             "consecutive_failures": 0,
             "next_attempt_at": None,

@@ -21,6 +21,13 @@ class FeedState(models.Model):
     next_attempt_at = models.DateTimeField(null=True, blank=True, help_text="backed off until then")
     last_replay = models.BooleanField(default=False, help_text="the last successful pass read the replay")
     last_duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The feeds of the source (a news feed's URL, a venue, a partner) that failed in the last
+    # pass, each {"feed": ..., "reason": ...} in public words: health shows the source degraded
+    # with them while the others were written.
+    last_failed_feeds = models.JSONField(default=list, blank=True)
+    last_oddities = models.PositiveIntegerField(
+        default=0, help_text="oddities the last successful pass worked around (rows a source repeated, ...)"
+    )
 
     class Meta:
         ordering = ["name"]
@@ -31,3 +38,8 @@ class FeedState(models.Model):
     @property
     def failing(self) -> bool:
         return self.consecutive_failures > 0
+
+    @property
+    def degraded(self) -> bool:
+        """The last pass succeeded while some of the source's feeds failed."""
+        return not self.failing and bool(self.last_failed_feeds)

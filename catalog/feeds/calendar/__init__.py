@@ -79,11 +79,14 @@ def calendar_run(feed_pass: FeedPass) -> int:
                 shift = replay_weeks(feed_pass, recorded_at(cal))
                 parsed = calendar_occurrences(cal, start=start, end=end, shift=shift)
                 rows += events_sync(
-                    feed=feed, parsed=parsed, replay=feed_pass.replay, seen_at=now, start=start, end=end
+                    feed=feed, parsed=parsed, feed_pass=feed_pass, seen_at=now, start=start, end=end
                 )
         except Exception as exc:  # noqa: BLE001 - one calendar's failure; judged with the others below
             logger.warning("calendar: %s failed: %s", feed.name, exc)
             failures.append((feed.name, exc))
+            feed_pass.feed_failed(
+                feed=feed.url, error=exc, detail=f"{feed.name}: {type(exc).__name__}: {exc}"[:500]
+            )
             continue
         for warning in parsed.warnings:
             feed_pass.warn(f"{feed.name}: {warning}"[:500])
@@ -92,8 +95,6 @@ def calendar_run(feed_pass: FeedPass) -> int:
             # Nothing could be reached: raised as it is, so auto mode replays.
             raise failures[0][1]
         raise FeedError("; ".join(f"{name}: {type(e).__name__}: {e}" for name, e in failures)[:1000])
-    for name, failure in failures:
-        feed_pass.warn(f"{name}: {type(failure).__name__}: {failure}"[:500])
     events_prune(before=start)
     return rows
 

@@ -8,6 +8,8 @@ from datetime import datetime
 
 from catalog.feeds.calendar.impact import impact_for
 from catalog.feeds.calendar.parse import CalendarFeed, ParsedCalendar
+from catalog.feeds.registry import FeedPass
+from catalog.feeds.unique import unique_on
 from catalog.models import CalendarEvent
 
 SOURCE = "calendar"
@@ -17,15 +19,20 @@ def events_sync(
     *,
     feed: CalendarFeed,
     parsed: ParsedCalendar,
-    replay: bool,
+    feed_pass: FeedPass,
     seen_at: datetime,
     start: datetime,
     end: datetime,
 ) -> int:
     """Upsert the calendar's occurrences; returns the rows written. One save per event (a few
-    hundred a pass at most): post_save reaches the listeners as any other write does."""
+    hundred a pass at most): post_save reaches the listeners as any other write does. An
+    occurrence the calendar lists twice (one UID) is written once, the last listed."""
+    replay = feed_pass.replay
+    occurrences = unique_on(
+        parsed.occurrences, key=lambda o: o.uid, what=f"calendar {feed.name} events", feed_pass=feed_pass
+    )
     seen: set[str] = set()
-    for occ in parsed.occurrences:
+    for occ in occurrences:
         impact = impact_for(title=occ.title, categories=occ.categories, priority=occ.priority)
         category = impact.category or (occ.categories[0].lower()[:64] if occ.categories else "")
         CalendarEvent.objects.update_or_create(

@@ -13,6 +13,7 @@ from django.conf import settings
 from catalog.feeds.chain.parse import FeeBlock, fee_history_parse, quantity
 from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
 from catalog.feeds.retention import retention_register
+from catalog.feeds.unique import unique_on
 from catalog.models import GasFeeBlock
 from catalog.models.chain import REWARD_PERCENTILES
 
@@ -23,7 +24,11 @@ MAX_BLOCKS = 1024
 
 def fee_blocks_upsert(blocks: list[FeeBlock], *, chain_id: int, feed_pass: FeedPass) -> int:
     """Write each block's row (insert or update in place: re-reading a block rewrites its row,
-    which also takes in a reorganised block's new fees). Saved one by one, so model signals run."""
+    which also takes in a reorganised block's new fees). Saved one by one, so model signals run.
+    A block the node answered twice is written once (the last reading)."""
+    blocks = unique_on(
+        blocks, key=lambda b: b.block_number, what=f"chain {chain_id} fee blocks", feed_pass=feed_pass
+    )
     stored = {
         row.block_number: row
         for row in GasFeeBlock.objects.filter(

@@ -9,9 +9,10 @@ import requests
 from django.conf import settings
 
 from a2a_service.core.http import outbound_request
-from catalog.feeds.defillama.parse import Pool, pools_parse
+from catalog.feeds.defillama.parse import Pool, pools_ranked
 from catalog.feeds.jsonbody import json_body
 from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
+from catalog.feeds.unique import unique_on
 from catalog.models import YieldPool
 
 SOURCE = "defillama"
@@ -39,6 +40,8 @@ def pools_fetch(feed_pass: FeedPass, url: str) -> requests.Response:
 
 
 def pools_upsert(pools: list[Pool], *, replay: bool, feed_pass: FeedPass) -> int:
+    # A pool listed twice would be inserted twice (its id is unique): once, the last listed.
+    pools = unique_on(pools, key=lambda p: p.pool_id, what="defillama pools", feed_pass=feed_pass)
     stored = {p.pool_id: p for p in YieldPool.objects.filter(pool_id__in=[p.pool_id for p in pools])}
     for pool in pools:
         row = stored.get(pool.pool_id) or YieldPool(pool_id=pool.pool_id)
@@ -53,9 +56,12 @@ def run(feed_pass: FeedPass) -> int:
     # The setting is the full URL of the list: its replay stand-in is the sample directory
     # itself (the replay server answers a directory with its index.json).
     payload = json_body(pools_fetch(feed_pass, feed_pass.base("DEFILLAMA_YIELDS_URL")))
-    pools = pools_parse(
-        payload, min_tvl_usd=settings.DEFILLAMA_MIN_TVL_USD, max_pools=max(settings.DEFILLAMA_MAX_POOLS, 0)
+    ranked = pools_ranked(payload, min_tvl_usd=settings.DEFILLAMA_MIN_TVL_USD)
+    # A pool listed twice: its largest listing (the first, ranked by TVL), recorded as an oddity.
+    pools = unique_on(
+        ranked, key=lambda p: p.pool_id, what="defillama pools", feed_pass=feed_pass, keep="first"
     )
+    pools = pools[: max(settings.DEFILLAMA_MAX_POOLS, 0)]
     return pools_upsert(pools, replay=feed_pass.replay, feed_pass=feed_pass)
 
 

@@ -79,16 +79,21 @@ def pool_parse(raw: dict[str, Any]) -> Pool | None:
 def pools_parse(payload: Any, *, min_tvl_usd: float, max_pools: int) -> list[Pool]:
     """The pools at or above the TVL floor, largest TVL first, at most `max_pools` (one row per
     pool id: the first, i.e. largest, wins)."""
+    unique: dict[str, Pool] = {}
+    for pool in pools_ranked(payload, min_tvl_usd=min_tvl_usd):
+        if len(unique) >= max_pools:
+            break
+        unique.setdefault(pool.pool_id, pool)
+    return list(unique.values())
+
+
+def pools_ranked(payload: Any, *, min_tvl_usd: float) -> list[Pool]:
+    """Every pool at or above the TVL floor, largest TVL first, a pool id the list repeats
+    as many times as it does (the feed records that as an oddity)."""
     if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
         raise FeedError("DefiLlama pools answered no data list")
     if payload.get("status") not in (None, "success"):
         raise FeedError(f"DefiLlama pools answered status {str(payload.get('status'))[:40]!r}")
     floor = Decimal(str(min_tvl_usd))
     pools = [p for p in (pool_parse(x) for x in payload["data"] if isinstance(x, dict)) if p is not None]
-    pools = sorted((p for p in pools if p.tvl_usd >= floor), key=lambda p: p.tvl_usd, reverse=True)
-    unique: dict[str, Pool] = {}
-    for pool in pools:
-        if len(unique) >= max_pools:
-            break
-        unique.setdefault(pool.pool_id, pool)
-    return list(unique.values())
+    return sorted((p for p in pools if p.tvl_usd >= floor), key=lambda p: p.tvl_usd, reverse=True)

@@ -22,6 +22,7 @@ from catalog.feeds.equities.parse import FIELDS, Quote, Wanted, quotes_parse, wa
 from catalog.feeds.equities.store import SOURCE, quote_upsert, underlyings_update
 from catalog.feeds.exchanges import watchlist
 from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
+from catalog.feeds.unique import unique_on
 from catalog.models import TokenizedAsset
 
 logger = logging.getLogger(__name__)
@@ -69,20 +70,24 @@ def equities_run(feed_pass: FeedPass) -> int:
             )
         except Exception as exc:  # noqa: BLE001 - one batch's failure; judged with the others below
             failures.append(exc)
+            named = ", ".join(w.symbol for w in batch[:5]) + (", ..." if len(batch) > 5 else "")
+            feed_pass.feed_failed(
+                feed=f"quotes of {named}", error=exc, detail=f"{type(exc).__name__}: {exc}"[:500]
+            )
             continue
         quotes += parsed.quotes
         for warning in parsed.warnings:
             feed_pass.warn(warning[:500])
     if failures and len(failures) == len(batches):
         raise failures[0]
-    for failure in failures:
-        feed_pass.warn(f"{type(failure).__name__}: {failure}"[:500])
     if not quotes:
         raise FeedError("no quote could be read for any of " + ", ".join(w.symbol for w in asked[:20]))
     if feed_pass.replay:
         shift = feed_pass.replay_shift(max(q.quoted_at for q in quotes), step=timedelta(minutes=1))
         quotes = [replace(q, quoted_at=q.quoted_at + shift) for q in quotes]
     seen_at = feed_pass.started_at
+    # One quote per symbol (EquityQuote's key): a symbol the answer repeats is written once.
+    quotes = unique_on(quotes, key=lambda q: q.symbol, what="equity quotes", feed_pass=feed_pass)
     for quote in quotes:
         quote_upsert(quote=quote, replay=feed_pass.replay, seen_at=seen_at)
     return len(quotes) + underlyings_update(quotes=quotes, replay=feed_pass.replay)

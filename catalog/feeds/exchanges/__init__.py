@@ -102,21 +102,24 @@ def venue_pass(
     markets: dict[str, Any] = exchange.load_markets()
     wanted = [str(s).strip().upper() for s in settings.MARKET_SYMBOLS if str(s).strip()]
     tokenized = [symbol for symbol, _, _ in watchlist()]
-    spots = {w: s for w in dict.fromkeys(wanted + tokenized) if (s := parse.pick_spot(markets, w))}
-    if not spots:
+    # Each venue symbol once: one symbol may be named in both lists, or twice in one ("PAXG"
+    # in the watchlist and "PAXG/USDT" in MARKET_SYMBOLS are the same market).
+    symbols = list(
+        dict.fromkeys(s for w in dict.fromkeys(wanted + tokenized) if (s := parse.pick_spot(markets, w)))
+    )
+    if not symbols:
         logger.info("exchanges: %s lists none of the symbols", exchange_id)
         return 0, {}
     rows = 0
     ticks: dict[str, parse.Tick] = {}
     # The tickers of several symbols in one request (the venue's all-tickers answer, filtered);
     # for a single symbol some venues ask for that one alone (bybit adds symbol=): ask for all.
-    symbols = list(spots.values())
     tickers: dict[str, Any] = (
         exchange.fetch_tickers(symbols)
         if len(symbols) > 1
         else exchange.fetch_tickers(None, {"type": "spot"})
     )
-    for symbol in spots.values():
+    for symbol in symbols:
         ticker = tickers.get(symbol)
         if ticker is None:
             continue
@@ -125,14 +128,14 @@ def venue_pass(
         if t.quote in parse.USD_QUOTES or t.base not in ticks:  # a dollar price for the watchlist
             ticks[t.base] = t
         rows += 1
-    rows += books_pass(exchange, exchange_id, list(spots.values()), feed_pass, seen_at=seen_at)
+    rows += books_pass(exchange, exchange_id, symbols, feed_pass, seen_at=seen_at)
     # The sample's "now" in replay (the newest bar's end), for the funding times below.
     recorded_now: datetime | None = None
     if exchange.has.get("fetchOHLCV"):
         limits = {tf: n for tf, n in candle_limits().items() if tf in (exchange.timeframes or {})}
         # Every market, the tokenized watchlist's too: tokenized signals and scalp score the
         # tokens' own candles.
-        for symbol in spots.values():
+        for symbol in symbols:
             for timeframe, limit in limits.items():
                 fetch = (
                     limit
@@ -155,10 +158,10 @@ def venue_pass(
                     symbol=symbol,
                     timeframe=timeframe,
                     bars=bars,
-                    replay=feed_pass.replay,
+                    feed_pass=feed_pass,
                     seen_at=seen_at,
                 )
-    perps = [p for w in wanted if (p := parse.pick_perp(markets, w.split("/")[0]))]
+    perps = list(dict.fromkeys(p for w in wanted if (p := parse.pick_perp(markets, w.split("/")[0]))))
     if perps and exchange.has.get("fetchFundingRates"):
         answer: dict[str, Any] = exchange.fetch_funding_rates()  # all perpetuals, filtered here
         rates = [
@@ -169,9 +172,7 @@ def venue_pass(
         if feed_pass.replay:
             observed = [at for p in perps if p in answer and (at := parse.when(answer[p].get("timestamp")))]
             rates = replay_funding(rates, recorded=max(observed, default=recorded_now), feed_pass=feed_pass)
-        rows += store.funding_upsert(
-            exchange=exchange_id, rates=rates, replay=feed_pass.replay, seen_at=seen_at
-        )
+        rows += store.funding_upsert(exchange=exchange_id, rates=rates, feed_pass=feed_pass, seen_at=seen_at)
     return rows, ticks
 
 
@@ -194,16 +195,14 @@ def books_pass(
             # books still stand (an unreachable venue raises a network error, which fails it).
             reason = f"{exchange_id} {symbol} order book: {type(exc).__name__}: {exc}"
             logger.warning("exchanges: %s", reason)
-            warn = getattr(feed_pass, "warn", None)
-            if callable(warn):
-                warn(reason[:500])
+            feed_pass.feed_failed(feed=f"{exchange_id} {symbol} order book", error=exc, detail=reason[:500])
             continue
         if book.at is not None and feed_pass.replay:
             # The recorded stamp lands on this pass (as the candles' and funding's do).
             book = replace(book, at=book.at + feed_pass.replay_shift(book.at, step=timedelta(seconds=1)))
         books.append(book)
     return store.books_upsert(
-        exchange=exchange_id, books=books, depth=depth, replay=feed_pass.replay, seen_at=seen_at
+        exchange=exchange_id, books=books, depth=depth, feed_pass=feed_pass, seen_at=seen_at
     )
 
 
@@ -230,10 +229,8 @@ def run(feed_pass: FeedPass) -> int:
             logger.warning("exchanges: %s failed: %s", exchange_id, exc)
             errors.append(reason)
             failures.append(exc)
-            # The runner's FeedPass records warnings with the pass (health shows them).
-            warn = getattr(feed_pass, "warn", None)
-            if callable(warn):
-                warn(reason[:500])
+            # Recorded with the pass: health shows the source degraded with this venue.
+            feed_pass.feed_failed(feed=exchange_id, error=exc, detail=reason[:500])
             continue
         rows += written
         venue_ticks[exchange_id] = ticks

@@ -12,6 +12,8 @@ from django.db import connection
 
 from catalog.analytics.execution import best_gaps, quotes_fresh
 from catalog.feeds.exchanges.parse import Bar, DepthBook, Funding, Tick
+from catalog.feeds.registry import FeedPass
+from catalog.feeds.unique import bulk_upsert
 from catalog.models import (
     Candle,
     EquityQuote,
@@ -50,10 +52,17 @@ def market_upsert(*, exchange: str, tick: Tick, replay: bool, seen_at: datetime)
 
 
 def candles_upsert(
-    *, exchange: str, symbol: str, timeframe: str, bars: Sequence[Bar], replay: bool, seen_at: datetime
+    *,
+    exchange: str,
+    symbol: str,
+    timeframe: str,
+    bars: Sequence[Bar],
+    feed_pass: FeedPass,
+    seen_at: datetime,
 ) -> int:
     """Thousands of rows a pass: one INSERT ... ON CONFLICT UPDATE per batch (no post_save:
-    no free document shows candles)."""
+    no free document shows candles). A bar the venue sent twice is written once."""
+    replay = feed_pass.replay
     rows = [
         Candle(
             exchange=exchange,
@@ -71,14 +80,15 @@ def candles_upsert(
         )
         for b in bars
     ]
-    Candle.objects.bulk_create(
+    return bulk_upsert(
+        Candle,
         rows,
         batch_size=500,
-        update_conflicts=True,
         unique_fields=["exchange", "symbol", "timeframe", "open_time"],
         update_fields=["open", "high", "low", "close", "volume", "source", "replay", "observed_at"],
+        what=f"{exchange} {symbol} {timeframe} candles",
+        feed_pass=feed_pass,
     )
-    return len(rows)
 
 
 def candle_newest(*, exchange: str, symbol: str, timeframe: str) -> tuple[datetime, Decimal] | None:
@@ -104,7 +114,10 @@ def candles_wanted(*, exchange: str, symbol: str, timeframe: str, limit: int, no
     return max(2, min(limit, missing))
 
 
-def funding_upsert(*, exchange: str, rates: Sequence[Funding], replay: bool, seen_at: datetime) -> int:
+def funding_upsert(
+    *, exchange: str, rates: Sequence[Funding], feed_pass: FeedPass, seen_at: datetime
+) -> int:
+    replay = feed_pass.replay
     rows = [
         FundingRate(
             exchange=exchange,
@@ -119,17 +132,18 @@ def funding_upsert(*, exchange: str, rates: Sequence[Funding], replay: bool, see
         )
         for f in rates
     ]
-    FundingRate.objects.bulk_create(
+    return bulk_upsert(
+        FundingRate,
         rows,
-        update_conflicts=True,
         unique_fields=["exchange", "symbol", "funding_at"],
         update_fields=["rate", "next_funding_at", "mark_price", "source", "replay", "observed_at"],
+        what=f"{exchange} funding rates",
+        feed_pass=feed_pass,
     )
-    return len(rows)
 
 
 def books_upsert(
-    *, exchange: str, books: Sequence[DepthBook], depth: int, replay: bool, seen_at: datetime
+    *, exchange: str, books: Sequence[DepthBook], depth: int, feed_pass: FeedPass, seen_at: datetime
 ) -> int:
     """One row per venue and symbol, replaced by every pass: one INSERT ... ON CONFLICT UPDATE
     (nothing listens to books, and no free document shows them)."""
@@ -142,18 +156,19 @@ def books_upsert(
             depth=depth,
             book_at=b.at or seen_at,
             source=SOURCE,
-            replay=replay,
+            replay=feed_pass.replay,
             observed_at=seen_at,
         )
         for b in books
     ]
-    OrderBook.objects.bulk_create(
+    return bulk_upsert(
+        OrderBook,
         rows,
-        update_conflicts=True,
         unique_fields=["exchange", "symbol"],
         update_fields=["bids", "asks", "depth", "book_at", "source", "replay", "observed_at"],
+        what=f"{exchange} order books",
+        feed_pass=feed_pass,
     )
-    return len(rows)
 
 
 def spreads_record(*, replay: bool, seen_at: datetime) -> int:

@@ -12,6 +12,7 @@ from catalog.feeds.federation.parse import PartnerSignalRow, document_parse
 from catalog.feeds.jsonbody import json_body
 from catalog.feeds.registry import FeedError, FeedPass, FeedSource, feed_register
 from catalog.feeds.runner import NETWORK_ERRORS
+from catalog.feeds.unique import unique_on
 from catalog.models import PartnerAgent, PartnerSignal
 
 SOURCE = "federation"
@@ -32,6 +33,9 @@ def partner_fetch(feed_pass: FeedPass, partner: PartnerAgent) -> list[PartnerSig
 
 
 def signals_upsert(feed_pass: FeedPass, partner: PartnerAgent, rows: list[PartnerSignalRow]) -> int:
+    rows = unique_on(
+        rows, key=lambda r: r.external_id, what=f"federation {partner.slug} signals", feed_pass=feed_pass
+    )
     for row in rows:
         PartnerSignal.objects.update_or_create(
             partner=partner,
@@ -57,6 +61,7 @@ def run(feed_pass: FeedPass) -> int:
     partners = list(PartnerAgent.objects.filter(enabled=True).exclude(signals_url="").order_by("slug"))
     fetched: list[tuple[PartnerAgent, list[PartnerSignalRow]]] = []
     errors = []
+    failed: list[tuple[PartnerAgent, BaseException]] = []
     unreachable: BaseException | None = None
     for partner in partners:  # every document is read before anything is written
         try:
@@ -64,15 +69,18 @@ def run(feed_pass: FeedPass) -> int:
         except NETWORK_ERRORS as exc:
             unreachable = exc
             errors.append(f"{partner.slug}: unreachable: {exc}"[:300])
+            failed.append((partner, exc))
         except FeedError as exc:
             errors.append(f"{partner.slug}: {exc}"[:300])
+            failed.append((partner, exc))
+    for (partner, failure), error in zip(failed, errors, strict=True):
+        # Its warning keeps the "<slug>: " form the federation status reads back.
+        feed_pass.feed_failed(feed=partner.signals_url, error=failure, detail=error)
     if partners and not fetched:
         if unreachable is not None and all(": unreachable: " in e for e in errors):
             # No partner could be reached at all: the runner's auto mode replays on this.
             raise unreachable
         raise FeedError("every partner failed: " + "; ".join(errors))
-    for error in errors:
-        feed_pass.warn(error)
     return sum(signals_upsert(feed_pass, partner, rows) for partner, rows in fetched)
 
 

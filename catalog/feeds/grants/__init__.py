@@ -12,6 +12,7 @@ from datetime import timedelta
 from catalog.feeds.grants.parse import GrantEntry, grants_parse
 from catalog.feeds.registry import FeedPass, FeedSource, feed_register
 from catalog.feeds.replay import sample_path
+from catalog.feeds.unique import unique_on
 from catalog.models import GrantFeed, GrantProgram
 
 SOURCE = "grants"
@@ -26,6 +27,9 @@ def feed_url(feed_pass: FeedPass, feed: GrantFeed) -> str:
 
 
 def programs_upsert(feed_pass: FeedPass, feed: GrantFeed, entries: list[GrantEntry]) -> int:
+    entries = unique_on(
+        entries, key=lambda e: e.external_id, what=f"grants {feed.name} entries", feed_pass=feed_pass
+    )
     for entry in entries:
         GrantProgram.objects.update_or_create(
             source=feed.name,
@@ -54,6 +58,9 @@ def run(feed_pass: FeedPass) -> int:
             fetched.append((feed, grants_parse(feed_pass.fetch(url).content, url=url)))
         except Exception as exc:  # one feed's failure; judged with the others' below
             failures.append((f"{feed.name}: {url}", exc))
+            feed_pass.feed_failed(
+                feed=feed.url, error=exc, detail=f"{feed.name}: {url}: {type(exc).__name__}: {exc}"[:300]
+            )
     if failures and len(failures) == len(feeds):
         raise failures[0][1]  # auto mode sees an unreachable network as such
     times = [e.published_at for _, entries in fetched for e in entries if e.published_at is not None]
@@ -65,8 +72,6 @@ def run(feed_pass: FeedPass) -> int:
                 e.published_at = e.published_at + shift if e.published_at else None
                 e.deadline = e.deadline + shift if e.deadline else None
         rows += programs_upsert(feed_pass, feed, entries)
-    for where, failure in failures:
-        feed_pass.warn(f"{where}: {type(failure).__name__}: {failure}"[:300])
     return rows
 
 

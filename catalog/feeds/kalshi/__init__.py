@@ -69,9 +69,7 @@ def categories_fill(feed_pass: FeedPass, rows: list[MarketRow]) -> list[MarketRo
 
 def run(feed_pass: FeedPass) -> int:
     rows = categories_fill(feed_pass, markets_fetch(feed_pass))  # all fetched before any write
-    written = markets_upsert(
-        rows, venue=VENUE, source=SOURCE, replay=feed_pass.replay, observed_at=feed_pass.started_at
-    )
+    written = markets_upsert(rows, venue=VENUE, source=SOURCE, feed_pass=feed_pass)
     # Post-pass hook: the cross-venue pairs and their gaps follow the new prices (a divergence
     # opening pushes prediction_alert from the pair's save, in this pass's transaction).
     prediction_matches_refresh(now=feed_pass.started_at)

@@ -13,6 +13,7 @@ from django.conf import settings
 from catalog.feeds.news.parse import FeedConfig, NewsEntry, feeds_setting, parse_feed
 from catalog.feeds.news.store import news_upsert
 from catalog.feeds.registry import FeedPass, FeedSource, feed_register
+from catalog.feeds.unique import unique_on
 
 REPLAY_KEY = "news_feeds"
 
@@ -22,11 +23,11 @@ def feed_url(feed_pass: FeedPass, index: int, url: str) -> str:
 
 
 def news_run(feed_pass: FeedPass) -> int:
-    """Every configured feed; a feed that fails is reported (pass warning) while the others are
-    written. If every feed failed the pass fails with the first failure itself (so auto mode
-    sees an unreachable network as such)."""
+    """Every configured feed; a feed that fails is recorded on the pass (by its configured URL,
+    for health) while the others are written. If every feed failed the pass fails with the
+    first failure itself (so auto mode sees an unreachable network as such)."""
     feeds = feeds_setting(settings.NEWS_FEEDS)
-    failures: list[tuple[str, Exception]] = []
+    failures: list[Exception] = []
     fetched: list[tuple[FeedConfig, list[NewsEntry]]] = []
     for index, feed in enumerate(feeds):
         url = feed_url(feed_pass, index, feed.url)
@@ -34,11 +35,19 @@ def news_run(feed_pass: FeedPass) -> int:
             resp = feed_pass.fetch(url)
             parsed = parse_feed(resp.content, url=url)
         except Exception as exc:  # one feed's failure; judged with the others' below
-            failures.append((url, exc))
+            failures.append(exc)
+            feed_pass.feed_failed(feed=feed.url, error=exc, detail=f"{url}: {type(exc).__name__}: {exc}")
             continue
-        fetched.append((feed, parsed.entries[: settings.NEWS_MAX_ITEMS_PER_FEED]))
+        # One entry per story id within a feed: a feed listing an item twice is an oddity.
+        entries = unique_on(
+            parsed.entries,
+            key=lambda e: e.external_id or e.link or e.title_hash,
+            what=f"news {feed.name} entries",
+            feed_pass=feed_pass,
+        )
+        fetched.append((feed, entries[: settings.NEWS_MAX_ITEMS_PER_FEED]))
     if failures and len(failures) == len(feeds):
-        raise failures[0][1]
+        raise failures[0]
     entries = [entry for _, feed_entries in fetched for entry in feed_entries]
     times = [e.published_at for e in entries if e.published_at is not None]
     shift = feed_pass.replay_shift(max(times)) if times else timedelta(0)
@@ -50,8 +59,6 @@ def news_run(feed_pass: FeedPass) -> int:
             rows += news_upsert(
                 entry=entry, category=feed.category, source=feed.name, replay=feed_pass.replay
             )
-    for failed_url, failure in failures:
-        feed_pass.warn(f"{failed_url}: {type(failure).__name__}: {failure}")
     return rows
 
 

@@ -74,9 +74,7 @@ def prices_complete(feed_pass: FeedPass, markets: list[GammaMarket]) -> list[Mar
 def run(feed_pass: FeedPass) -> int:
     # Everything is fetched before anything is written: a failed fetch leaves no half pass.
     rows = prices_complete(feed_pass, markets_fetch(feed_pass))
-    written = markets_upsert(
-        rows, venue=VENUE, source=SOURCE, replay=feed_pass.replay, observed_at=feed_pass.started_at
-    )
+    written = markets_upsert(rows, venue=VENUE, source=SOURCE, feed_pass=feed_pass)
     # Post-pass hook: the cross-venue pairs and their gaps follow the new prices (a divergence
     # opening pushes prediction_alert from the pair's save, in this pass's transaction).
     prediction_matches_refresh(now=feed_pass.started_at)
