@@ -233,8 +233,11 @@ class DelegatedOrder(models.Model):
 
 
 class DelegatedFill(models.Model):
-    """A fill an agent reported on one of its delegated orders: a real execution, counted in
-    the desk's track record beside the paper one (scorecard live_fills)."""
+    """A fill an agent reported on one of its delegated orders: self-reported, so recorded only
+    when its price is within DELEGATION_FILL_PRICE_TOLERANCE_PCT of what the market traded at
+    its time (`market_low`..`market_high`, from the ingested prices named in `market_source`).
+    Shown beside the desk's paper record (scorecard live_fills), never in its win rate or PnL;
+    a fill without that check (recorded before it existed) is not counted there at all."""
 
     order = models.ForeignKey(DelegatedOrder, on_delete=models.CASCADE, related_name="fills")
     delegation = models.ForeignKey(Delegation, on_delete=models.CASCADE, related_name="fills")
@@ -249,6 +252,11 @@ class DelegatedFill(models.Model):
     filled_at = models.DateTimeField(db_index=True)
     tx_hash = models.CharField(max_length=100, blank=True)
     client_fill_id = models.CharField(max_length=64, blank=True)
+    market_low = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    market_high = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    market_source = models.CharField(
+        max_length=200, blank=True, help_text="the ingested prices the fill was checked against; empty: unchecked"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -508,6 +508,12 @@ MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.
 DELEGATION_FILL_TOLERANCE = env.float("DELEGATION_FILL_TOLERANCE", default=0.01)
+# Fills are self-reported: a fill's price must lie within this percentage of what the market
+# traded at its time (the ingested 1m bars, else 1h bars, and tickers, within
+# DELEGATION_FILL_PRICE_WINDOW_SECONDS of filled_at, any venue); beyond it, or with no ingested
+# price for that time, it is refused (422) and never reaches the scorecard's live_fills.
+DELEGATION_FILL_PRICE_TOLERANCE_PCT = env.float("DELEGATION_FILL_PRICE_TOLERANCE_PCT", default=3.0)
+DELEGATION_FILL_PRICE_WINDOW_SECONDS = env.int("DELEGATION_FILL_PRICE_WINDOW_SECONDS", default=300)
 # Signals published while the publishing process could not hand them over (it died after the
 # commit) are turned into orders and pooled deliveries by this sweep (also the pool's).
 DELEGATION_SWEEP_SECONDS = env.float("DELEGATION_SWEEP_SECONDS", default=60.0)
