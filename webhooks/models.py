@@ -29,10 +29,17 @@ class WebhookEvent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=40, db_index=True)
     payload = models.JSONField()
+    # The one account an event was published for (test events, delegated orders); empty for a
+    # broadcast. Kept when its subscriptions are deleted: the per-account test-event limit counts
+    # these, so deleting and re-creating subscriptions does not renew it.
+    account = models.ForeignKey(
+        "billing.Account", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "kind", "created_at"], name="webhook_event_account_kind")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id}"
@@ -77,6 +84,21 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_id} → {self.subscription_id} ({self.state})"
+
+
+class DeliveryTurn(models.Model):
+    """When a worker last claimed a delivery of this account: workers serve the due delivery of
+    the account served least recently first (webhooks/turns.py), so one account's backlog
+    cannot keep another account's deliveries waiting behind it. Per account, not per
+    subscription: deleting and re-creating subscriptions does not buy an earlier turn."""
+
+    account = models.OneToOneField(
+        "billing.Account", primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    last_claimed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.account_id} served {self.last_claimed_at:%H:%M:%S}"
 
 
 class DeliveryAttempt(models.Model):

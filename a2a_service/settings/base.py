@@ -490,8 +490,13 @@ WEBHOOK_DELIVERY_QUEUE = env("WEBHOOK_DELIVERY_QUEUE", default="webhooks")
 # (deferred by WEBHOOK_DEFER_SECONDS, not lost), so one slow receiver cannot take every worker.
 WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION", default=2)
 WEBHOOK_DEFER_SECONDS = env.float("WEBHOOK_DEFER_SECONDS", default=5.0)
-# Free test events: at most this many per subscription per WEBHOOK_TEST_EVENTS_WINDOW_SECONDS.
+# Free test events: at most this many per subscription per WEBHOOK_TEST_EVENTS_WINDOW_SECONDS...
 WEBHOOK_TEST_EVENTS_PER_WINDOW = env.int("WEBHOOK_TEST_EVENTS_PER_WINDOW", default=5)
+# ...and this many per account (all its subscriptions together) in the same window.
+WEBHOOK_TEST_EVENTS_PER_ACCOUNT = env.int("WEBHOOK_TEST_EVENTS_PER_ACCOUNT", default=10)
+# Active webhook subscriptions per account (delegations' and pools' own included; those of an
+# expired delegation not): each can hold deliveries in flight. Beyond it, 409.
+WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT = env.int("WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT", default=10)
 WEBHOOK_TEST_EVENTS_WINDOW_SECONDS = env.int("WEBHOOK_TEST_EVENTS_WINDOW_SECONDS", default=600)
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")

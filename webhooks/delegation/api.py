@@ -294,11 +294,12 @@ class DelegationActivateView(ApiView):
         "times the regime gate, capped at 1), never more than what max_notional_total_usdc leaves. When the desk "
         "closes the signal, an exit order (kind exit) closes the size you reported filled on the entry. Pushes are "
         "signed with Standard Webhooks headers using the returned secret (shown once) and retried. "
-        "webhook_url follows the webhook rules (https, public address). " + PRICING,
+        "webhook_url follows the webhook rules (https, public address); its subscription counts against "
+        "WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT (409 subscription_limit). " + PRICING,
         operation_id="delegation_activate",
         request=A2aDelegationActivateBody,
         parameters=[API_KEY_HEADER],
-        responses={201: DelegationActivatedOut, **AUTH, 422: s.HTTPValidationError},
+        responses={201: DelegationActivatedOut, **AUTH, 409: s.ErrorOut, 422: s.HTTPValidationError},
     )
     def post(self, request: Request) -> Response:
         account = api_key_account(request)
