@@ -233,12 +233,15 @@ def desk_kill_check(*, now: datetime | None = None) -> list[str]:
 @dataclass(frozen=True)
 class LiveFills:
     """The real fills agents reported on a desk's delegated orders in a window: how many, their
-    notional (size x price) and the realized pnl (FIFO per delegation and symbol, net of fees)."""
+    notional (size x price) and the realized pnl (FIFO per delegation and symbol, net of fees).
+    Self-reported: only fills checked against the ingested market at their time count;
+    `unchecked_fills` says how many in the window were left out for lacking that check."""
 
     fills: int = 0
     notional_usdc: float = 0.0
     fees_usdc: float = 0.0
     realized_pnl_usdc: float = 0.0
+    unchecked_fills: int = 0
 
 
 # (since) -> {desk: LiveFills}. The execution-delegation app (webhooks/delegation/) registers

@@ -47,7 +47,8 @@ def queued(monkeypatch):
 
 @pytest.fixture
 def market():
-    """BTC/USDT on binance: its newest 1m close is 105 (the mark)."""
+    """BTC/USDT on binance: its newest 1m close is 105 (the mark); the two bars traded between
+    98 and 112 (the range a fill reported now is checked against)."""
     now = timezone.now().replace(second=0, microsecond=0)
     for i, close in enumerate((104, 105)):
         Candle.objects.create(
@@ -56,8 +57,8 @@ def market():
             timeframe="1m",
             open_time=now - timedelta(minutes=3 - i),
             open=close,
-            high=close,
-            low=close,
+            high=112,
+            low=98,
             close=close,
             volume=1,
             source="exchanges",
@@ -219,7 +220,14 @@ def test_delegation_orders_fills_pnl_and_scorecard(
     # The desk's scorecard counts the real fills beside its paper record.
     card = api.get("/api/a2a/program/scorecard-30d").json()
     live = next(x for x in card["desks"] if x["desk"] == DESK)["live_fills"]
-    assert live == {"fills": 4, "notional_usdc": 1945.9, "fees_usdc": 1.94, "realized_pnl_usdc": 43.06}
+    assert live == {
+        "fills": 4,
+        "notional_usdc": 1945.9,
+        "fees_usdc": 1.94,
+        "realized_pnl_usdc": 43.06,
+        "unchecked_fills": 0,
+        "basis": "self_reported",
+    }
     assert card["overall"]["live_fills"]["fills"] == 4
     assert api.get("/api/a2a/performance").json()["live_fills"]["notional_usdc"] == 1945.9
 
@@ -469,3 +477,99 @@ def test_concurrent_fills_never_pass_the_order_limit(api, receiver, queued, mark
         t.join()
     assert sorted(results) == ["RequestValidationError", "ok"]
     assert DelegatedFill.objects.filter(order=order).count() == 1
+
+
+def test_fills_far_from_the_market_never_reach_the_public_record(
+    api, receiver, queued, market, django_capture_on_commit_callbacks
+):
+    """The attack: an entry reported at a millionth of the market with a size that keeps its
+    notional inside the order, then an exit at the market: trillions of "live fills" PnL. Now
+    the off-market fill is refused, a time without a known price is refused, a notional past
+    what the ledger holds is a 422 (not a 500), the exit is sized from the order, and the
+    scorecard shows the checked fills apart from the desk's record."""
+    reg = account_with_pack()
+    activate(api, reg.api_key, receiver.url)
+    with django_capture_on_commit_callbacks(execute=True):
+        signal = publish("long", 100, 99)
+    order = DelegatedOrder.objects.get(signal=signal)
+    assert (order.notional_atomic, order.size) == (1_000_000_000, Decimal(10))
+
+    cheap = fill(api, reg.api_key, str(order.id), 100e-6, 10_000_000)  # 1000 USDC of notional
+    assert cheap.status_code == 422, cheap.content
+    assert cheap.json()["detail"][0]["type"] == "fill_price_off_market"
+    assert "98 to 112" in cheap.json()["detail"][0]["msg"]
+    # 3% tolerance around the bars' 98..112: 94.9 and 115.5 are out, 95.1 and 115.3 in range.
+    for price in (94.9, 115.5):
+        r = fill(api, reg.api_key, str(order.id), price, 1)
+        assert r.json()["detail"][0]["type"] == "fill_price_off_market", price
+    old = (timezone.now() - timedelta(days=2)).isoformat()
+    unknown = fill(api, reg.api_key, str(order.id), 101, 1, filled_at=old)
+    assert unknown.status_code == 422 and unknown.json()["detail"][0]["type"] == "market_price_unknown"
+    huge = fill(api, reg.api_key, str(order.id), 1e12, 1e7)  # inside each field's bounds: 1e19 USDC
+    assert huge.status_code == 422 and "ledger" in huge.json()["detail"][0]["msg"]
+    assert not DelegatedFill.objects.exists()
+
+    ok = fill(api, reg.api_key, str(order.id), 101, 10)
+    assert ok.status_code == 201, ok.content
+    assert ok.json()["fill"]["market"] == {"low": 98, "high": 112, "source": f"candle 1m:{VENUE}/exchanges"}
+    assert fill(api, reg.api_key, str(order.id), 95.1, 0.2).json()["detail"][0]["type"] == "order_limit"
+    # A row from before the check (no market recorded), at an absurd price and size: the exit is
+    # still sized from the order, and the scorecard leaves the row out.
+    DelegatedFill.objects.create(
+        order=order,
+        delegation=order.delegation,
+        desk=DESK,
+        symbol=SYMBOL,
+        side="buy",
+        venue=VENUE,
+        price=Decimal("0.0001"),
+        size=Decimal(10_000_000),
+        notional_atomic=1_000_000_000,
+        filled_at=timezone.now(),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        desk_signal_close(
+            signal=signal,
+            result=Outcome(exit_price=102.0, pnl_pct=2.0, reason="target", closed_at=timezone.now()),
+        )
+    exit_order = DelegatedOrder.objects.get(signal=signal, kind="exit")
+    assert exit_order.size == Decimal(10) and exit_order.notional_atomic == 1_020_000_000
+    assert fill(api, reg.api_key, str(exit_order.id), 102, 10).status_code == 201
+
+    card = api.get("/api/a2a/program/scorecard-30d").json()
+    desk = next(x for x in card["desks"] if x["desk"] == DESK)
+    # The desk's own record: one closed signal at +2%; the live fills beside it: 10 bought at 101
+    # and sold at 102, realized 10 USDC, the unchecked row left out of every figure.
+    assert (desk["trades"], desk["wins"], desk["win_rate"], desk["expectancy_pct"]) == (1, 1, 1.0, 2.0)
+    assert desk["live_fills"] == {
+        "fills": 2,
+        "notional_usdc": 2030.0,
+        "fees_usdc": 0.0,
+        "realized_pnl_usdc": 10.0,
+        "unchecked_fills": 1,
+        "basis": "self_reported",
+    }
+    perf = api.get("/api/a2a/performance").json()
+    assert perf["win_rate"] == 1.0 and perf["live_fills"]["realized_pnl_usdc"] == 10.0
+
+
+def test_a_fill_with_no_market_at_all_is_refused(api, receiver, queued, market, django_capture_on_commit_callbacks):
+    """A symbol whose bars are gone (pruned): the fill is refused rather than taken on trust; a
+    ticker updated at the fill's time is enough."""
+    from catalog.models import ExchangeMarket
+
+    reg = account_with_pack()
+    activate(api, reg.api_key, receiver.url)
+    with django_capture_on_commit_callbacks(execute=True):
+        signal = publish("long", 100, 99)
+    order = DelegatedOrder.objects.get(signal=signal)
+    Candle.objects.all().delete()
+    r = fill(api, reg.api_key, str(order.id), 100, 1)
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "market_price_unknown"
+    ExchangeMarket.objects.create(
+        exchange="kraken", symbol=SYMBOL, base="BTC", quote="USDT", last_price=100, bid=99.9, ask=100.1
+    )
+    assert fill(api, reg.api_key, str(order.id), 102.9, 1).status_code == 201  # 100.1 x 1.03 = 103.1
+    r = fill(api, reg.api_key, str(order.id), 103.2, 1)
+    assert r.json()["detail"][0]["type"] == "fill_price_off_market"
+    assert DelegatedFill.objects.get().market_source == "ticker:kraken"

@@ -183,3 +183,80 @@ def test_two_claimants_settling_410s_at_once_refund_once(setup):
     refunds = LedgerEntry.objects.filter(account=account, kind=LedgerEntry.Kind.REFUND)
     assert refunds.count() == 10 and account.credit_balance_atomic == 1_000_000
     assert ledger_audit() == []
+
+
+class OrderedReceiver:
+    """Two receivers in one: /slow/<n> (the attacker's, each request held a moment) and /fast
+    (the other customer's); records every request's webhook-id in arrival order."""
+
+    def __init__(self) -> None:
+        self.arrivals: list[tuple[str, str]] = []
+        self.secrets: dict[str, str] = {}
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                Webhook(outer.secrets[self.path]).verify(body, dict(self.headers.items()))
+                with outer.lock:
+                    outer.arrivals.append((self.path, self.headers["webhook-id"]))
+                if self.path.startswith("/slow"):
+                    time.sleep(0.3)  # a slow receiver: what the backlog holds the workers with
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_one_free_accounts_backlog_does_not_starve_another_customer_on_real_workers(setup, settings):
+    """The attack of the review on two real workers: a free account (no pack; test events are
+    free) tries 20 subscriptions with 5 test events each, all queued before another customer's
+    one event. The caps hold (5 subscriptions, 10 test events), and the other customer's
+    delivery is attempted after at most one of the backlog's attempts per worker, not after
+    all of them; every delivery is made once."""
+    from webhooks.services import SubscriptionLimitReached, SubscriptionTestLimited, subscription_test_send
+
+    settings.WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT = 5
+    settings.WEBHOOK_TEST_EVENTS_PER_ACCOUNT = 10
+    receiver = OrderedReceiver()
+    attacker = register_wallet().account
+    subs = []
+    for n in range(20):
+        try:
+            sub = subscription_create(account=attacker, url=f"{receiver.base}/slow/{n}", events=["copy_signal"])
+        except SubscriptionLimitReached:
+            continue
+        receiver.secrets[f"/slow/{n}"] = sub.secret
+        subs.append(sub)
+    assert len(subs) == 5
+    queued = 0
+    for sub in subs:
+        for _ in range(5):
+            try:
+                subscription_test_send(subscription_id=sub.id)
+                queued += 1
+            except SubscriptionTestLimited:
+                pass
+    assert queued == 10
+    theirs = subscription_create(account=setup, url=f"{receiver.base}/fast", events=["copy_signal"])
+    receiver.secrets["/fast"] = theirs.secret
+    event, _ = subscription_test_send(subscription_id=theirs.id)  # queued last, behind the backlog
+
+    workers = [start_worker(), start_worker()]
+    try:
+        assert wait_for(lambda: WebhookDelivery.objects.filter(state="delivered").count() == 11, 120)
+    finally:
+        for worker in workers:
+            os.killpg(worker.pid, signal.SIGTERM)
+        for worker in workers:
+            worker.wait(timeout=20)
+        receiver.server.shutdown()
+    ids = [webhook_id for _, webhook_id in receiver.arrivals]
+    assert ids.index(event.message_id) <= len(workers)  # without turns: 10, after the whole backlog
+    assert len(ids) == len(set(ids)) == 11 and DeliveryAttempt.objects.count() == 11

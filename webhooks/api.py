@@ -75,11 +75,13 @@ class WebhookRegisterView(ApiView):
         "webhook-signature) using the returned secret, retried on the Standard Webhooks schedule, and "
         "disabled when the receiver answers 410. Targets must be https and resolve to public addresses, "
         "checked when registering and again at every delivery (the connection goes to the checked address). "
-        "Each attempt must be answered within WEBHOOK_ATTEMPT_DEADLINE_SECONDS in total.",
+        "Each attempt must be answered within WEBHOOK_ATTEMPT_DEADLINE_SECONDS in total. An account has at most "
+        "WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT active subscriptions (409 subscription_limit beyond); deliveries "
+        "take turns between accounts.",
         operation_id="account_webhooks_register",
         request=A2aWebhookRegisterBody,
         parameters=[API_KEY_HEADER],
-        responses={201: SubscriptionCreatedOut, **AUTH, 422: s.HTTPValidationError},
+        responses={201: SubscriptionCreatedOut, **AUTH, 409: s.ErrorOut, 422: s.HTTPValidationError},
     )
     def post(self, request: Request) -> Response:
         account = api_key_account(request)
@@ -141,8 +143,8 @@ class WebhookTestView(ApiView):
     @extend_schema(
         tags=["accounts"],
         summary="Send a test event to one of your webhook subscriptions",
-        description="Free, and limited per subscription (WEBHOOK_TEST_EVENTS_PER_WINDOW per "
-        "WEBHOOK_TEST_EVENTS_WINDOW_SECONDS; 429 with Retry-After beyond).",
+        description="Free, and limited per subscription (WEBHOOK_TEST_EVENTS_PER_WINDOW) and per account "
+        "(WEBHOOK_TEST_EVENTS_PER_ACCOUNT) per WEBHOOK_TEST_EVENTS_WINDOW_SECONDS; 429 with Retry-After beyond.",
         operation_id="account_webhooks_test",
         parameters=[API_KEY_HEADER],
         request=None,  # no body: without this the schema generator warns it cannot guess one

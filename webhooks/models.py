@@ -29,10 +29,17 @@ class WebhookEvent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=40, db_index=True)
     payload = models.JSONField()
+    # The one account an event was published for (test events, delegated orders); empty for a
+    # broadcast. Kept when its subscriptions are deleted: the per-account test-event limit counts
+    # these, so deleting and re-creating subscriptions does not renew it.
+    account = models.ForeignKey(
+        "billing.Account", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "kind", "created_at"], name="webhook_event_account_kind")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id}"
@@ -77,6 +84,21 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_id} → {self.subscription_id} ({self.state})"
+
+
+class DeliveryTurn(models.Model):
+    """When a worker last claimed a delivery of this account: workers serve the due delivery of
+    the account served least recently first (webhooks/turns.py), so one account's backlog
+    cannot keep another account's deliveries waiting behind it. Per account, not per
+    subscription: deleting and re-creating subscriptions does not buy an earlier turn."""
+
+    account = models.OneToOneField(
+        "billing.Account", primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    last_claimed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.account_id} served {self.last_claimed_at:%H:%M:%S}"
 
 
 class DeliveryAttempt(models.Model):
@@ -233,8 +255,11 @@ class DelegatedOrder(models.Model):
 
 
 class DelegatedFill(models.Model):
-    """A fill an agent reported on one of its delegated orders: a real execution, counted in
-    the desk's track record beside the paper one (scorecard live_fills)."""
+    """A fill an agent reported on one of its delegated orders: self-reported, so recorded only
+    when its price is within DELEGATION_FILL_PRICE_TOLERANCE_PCT of what the market traded at
+    its time (`market_low`..`market_high`, from the ingested prices named in `market_source`).
+    Shown beside the desk's paper record (scorecard live_fills), never in its win rate or PnL;
+    a fill without that check (recorded before it existed) is not counted there at all."""
 
     order = models.ForeignKey(DelegatedOrder, on_delete=models.CASCADE, related_name="fills")
     delegation = models.ForeignKey(Delegation, on_delete=models.CASCADE, related_name="fills")
@@ -249,6 +274,11 @@ class DelegatedFill(models.Model):
     filled_at = models.DateTimeField(db_index=True)
     tx_hash = models.CharField(max_length=100, blank=True)
     client_fill_id = models.CharField(max_length=64, blank=True)
+    market_low = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    market_high = models.DecimalField(max_digits=30, decimal_places=12, null=True, blank=True)
+    market_source = models.CharField(
+        max_length=200, blank=True, help_text="the ingested prices the fill was checked against; empty: unchecked"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

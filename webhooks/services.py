@@ -19,9 +19,17 @@ from django.db.models import Q
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from a2a_service.core.errors import Conflict
 from a2a_service.core.http import TargetRefused, checked_addresses, outbound_request
 from webhooks.events import DEFAULT_EVENT_PRICES, ENTITLED_ONLY_KINDS
-from webhooks.models import DeliveryAttempt, EventPrice, WebhookDelivery, WebhookEvent, WebhookSubscription
+from webhooks.models import (
+    DeliveryAttempt,
+    DeliveryTurn,
+    EventPrice,
+    WebhookDelivery,
+    WebhookEvent,
+    WebhookSubscription,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +62,49 @@ def target_check(url: str) -> None:
     checked_addresses(parsed.hostname, port or (443 if parsed.scheme == "https" else 80), public_only=True)
 
 
+class SubscriptionLimitReached(Conflict):
+    code = "subscription_limit"
+
+
+def _account_lock(account_id: int) -> None:
+    """The account's row lock: what is counted per account (its subscriptions, its test
+    events) is counted and written one request at a time, so concurrent requests cannot
+    overshoot. Taken after any subscription row lock (as settling and deleting do)."""
+    from billing.models import Account
+
+    list(Account.objects.select_for_update().filter(pk=account_id).values_list("pk"))
+
+
+def subscriptions_counted(*, account_id: int) -> int:
+    """The account's subscriptions that count against WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT: the
+    active ones, except those of an expired delegation (they receive no orders any more)."""
+    return (
+        WebhookSubscription.objects.filter(account_id=account_id, is_active=True)
+        .exclude(delegations__expires_at__lte=timezone.now())
+        .count()
+    )
+
+
 def subscription_create(
     *, account: Any, url: str, events: list[str], description: str = ""
 ) -> WebhookSubscription:
+    """A subscription with a fresh signing secret. 409 (SubscriptionLimitReached) when the
+    account already has WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT counted subscriptions: each one
+    can hold deliveries in flight, so their number per account is bounded."""
     target_check(url)
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-    return WebhookSubscription.objects.create(
-        account=account, url=url, events=sorted(set(events)), description=description or "", secret=secret
-    )
+    cap = settings.WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT
+    with transaction.atomic():
+        _account_lock(account.pk)
+        if subscriptions_counted(account_id=account.pk) >= cap:
+            raise SubscriptionLimitReached(
+                f"this account has {cap} active webhook subscriptions, the most allowed "
+                "(WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT); delete one first",
+                extra={"max_subscriptions": cap},
+            )
+        return WebhookSubscription.objects.create(
+            account=account, url=url, events=sorted(set(events)), description=description or "", secret=secret
+        )
 
 
 def event_publish(
@@ -87,7 +130,7 @@ def event_publish(
     from webhooks.models import EventPrice, PushEntitlement
 
     with transaction.atomic():
-        event = WebhookEvent.objects.create(kind=kind, payload=payload)
+        event = WebhookEvent.objects.create(kind=kind, payload=payload, account_id=account_id)
         targets = WebhookSubscription.objects.filter(is_active=True)
         if account_id is not None:
             targets = targets.filter(account_id=account_id)
@@ -188,22 +231,47 @@ def subscription_delete(*, account_id: int, subscription_id: int) -> bool:
     return True
 
 
+def _test_wait(recent: list[datetime], limit: int, window: timedelta, now: datetime) -> float | None:
+    """The newest `limit` sends in the window, newest first: the wait until the oldest of them
+    leaves it, or None when there is room."""
+    if len(recent) < limit:
+        return None
+    return max((recent[-1] + window - now).total_seconds(), 1.0)
+
+
 def subscription_test_send(*, subscription_id: int) -> tuple[WebhookEvent, int]:
-    """A free test event, at most WEBHOOK_TEST_EVENTS_PER_WINDOW per subscription per window
-    (counted from the deliveries themselves, under the subscription's row lock, so concurrent
-    requests cannot overshoot). Raises SubscriptionTestLimited with the wait."""
+    """A free test event, at most WEBHOOK_TEST_EVENTS_PER_WINDOW per subscription and
+    WEBHOOK_TEST_EVENTS_PER_ACCOUNT per account per window (counted from the deliveries and the
+    account's test events, under the subscription's and then the account's row lock, so
+    concurrent requests cannot overshoot). Raises SubscriptionTestLimited with the wait."""
     window = timedelta(seconds=settings.WEBHOOK_TEST_EVENTS_WINDOW_SECONDS)
+    per_sub, per_account = settings.WEBHOOK_TEST_EVENTS_PER_WINDOW, settings.WEBHOOK_TEST_EVENTS_PER_ACCOUNT
     with transaction.atomic():
         sub = WebhookSubscription.objects.select_for_update().get(pk=subscription_id)
+        _account_lock(sub.account_id)
         now = timezone.now()
         recent = list(
             WebhookDelivery.objects.filter(subscription=sub, event__kind="test", created_at__gt=now - window)
             .order_by("-created_at")
-            .values_list("created_at", flat=True)[: settings.WEBHOOK_TEST_EVENTS_PER_WINDOW]
+            .values_list("created_at", flat=True)[:per_sub]
         )
-        if len(recent) >= settings.WEBHOOK_TEST_EVENTS_PER_WINDOW:
-            # The oldest of the last N leaves the window first.
-            raise SubscriptionTestLimited(max((recent[-1] + window - now).total_seconds(), 1.0))
+        # The account's own test events: kept when a subscription is deleted, so deleting and
+        # re-creating subscriptions does not renew the account's allowance.
+        account_recent = list(
+            WebhookEvent.objects.filter(account_id=sub.account_id, kind="test", created_at__gt=now - window)
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)[:per_account]
+        )
+        waits = [
+            w
+            for w in (
+                _test_wait(recent, per_sub, window, now),
+                _test_wait(account_recent, per_account, window, now),
+            )
+            if w is not None
+        ]
+        if waits:
+            raise SubscriptionTestLimited(max(waits))
         event = event_publish(
             kind="test",
             payload={"message": "test event", "subscription_id": sub.id, "sent_at": now.isoformat()},
@@ -254,13 +322,16 @@ def _claimable(now: datetime) -> Q:
     )
 
 
-def _claim(delivery_id: int) -> tuple[WebhookDelivery | None, str]:
+def _claim(delivery_id: int, *, defer: bool = True) -> tuple[WebhookDelivery | None, str]:
+    """Claim one delivery if it is due and its subscription has room in flight; over the cap it
+    is deferred (`defer`) or left as it is (a turn trying the next candidate). A claim moves its
+    account's turn (DeliveryTurn) to now, in the same transaction."""
     now = timezone.now()
-    subscription_id = (
-        WebhookDelivery.objects.filter(pk=delivery_id).values_list("subscription_id", flat=True).first()
-    )
-    if subscription_id is None:
+    row = WebhookDelivery.objects.filter(pk=delivery_id).values_list("subscription_id", "subscription__account_id")
+    found = row.first()
+    if found is None:
         return None, "not_due"
+    subscription_id, account_id = found
     with transaction.atomic():
         # Claims of one subscription are counted and taken one at a time, under its row lock.
         if not list(
@@ -277,6 +348,8 @@ def _claim(delivery_id: int) -> tuple[WebhookDelivery | None, str]:
             .count()
         )
         due = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id)
+        if in_flight >= settings.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION and not defer:
+            return None, "busy"
         if in_flight >= settings.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION:
             # Over the cap: put back for later (the sweeper would find it too), not an attempt.
             wait = settings.WEBHOOK_DEFER_SECONDS
@@ -296,6 +369,14 @@ def _claim(delivery_id: int) -> tuple[WebhookDelivery | None, str]:
             claimed_until=now + timedelta(seconds=lease_seconds()),
             claim_token=token,
         )
+        if claimed:
+            # An upsert: the account's first claim creates its row, concurrent ones do not collide.
+            DeliveryTurn.objects.bulk_create(
+                [DeliveryTurn(account_id=account_id, last_claimed_at=now)],
+                update_conflicts=True,
+                unique_fields=["account"],
+                update_fields=["last_claimed_at"],
+            )
     if not claimed:
         return None, "not_due"
     return WebhookDelivery.objects.select_related("event", "subscription").get(pk=delivery_id), "claimed"

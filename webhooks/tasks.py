@@ -2,13 +2,15 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from webhooks.services import deliveries_sweep, delivery_attempt
+from webhooks.services import deliveries_sweep
+from webhooks.turns import delivery_turn
 
 
 @shared_task(ignore_result=True, acks_late=True)
 def deliver(delivery_id: int) -> str:
-    """Takes an id; a duplicate or early message finds nothing due and does nothing."""
-    return delivery_attempt(delivery_id=delivery_id)
+    """Takes an id; one attempt, of the due delivery whose account's turn it is (webhooks/turns.py),
+    the named one when nothing else is due; a message that finds nothing due does nothing."""
+    return delivery_turn(delivery_id=delivery_id)
 
 
 @shared_task(ignore_result=True)

@@ -491,8 +491,13 @@ WEBHOOK_DELIVERY_QUEUE = env("WEBHOOK_DELIVERY_QUEUE", default="webhooks")
 # (deferred by WEBHOOK_DEFER_SECONDS, not lost), so one slow receiver cannot take every worker.
 WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION", default=2)
 WEBHOOK_DEFER_SECONDS = env.float("WEBHOOK_DEFER_SECONDS", default=5.0)
-# Free test events: at most this many per subscription per WEBHOOK_TEST_EVENTS_WINDOW_SECONDS.
+# Free test events: at most this many per subscription per WEBHOOK_TEST_EVENTS_WINDOW_SECONDS...
 WEBHOOK_TEST_EVENTS_PER_WINDOW = env.int("WEBHOOK_TEST_EVENTS_PER_WINDOW", default=5)
+# ...and this many per account (all its subscriptions together) in the same window.
+WEBHOOK_TEST_EVENTS_PER_ACCOUNT = env.int("WEBHOOK_TEST_EVENTS_PER_ACCOUNT", default=10)
+# Active webhook subscriptions per account (delegations' and pools' own included; those of an
+# expired delegation not): each can hold deliveries in flight. Beyond it, 409.
+WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT = env.int("WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT", default=10)
 WEBHOOK_TEST_EVENTS_WINDOW_SECONDS = env.int("WEBHOOK_TEST_EVENTS_WINDOW_SECONDS", default=600)
 # Signs regime_attestation events (EIP-191); its address is published in the manifests.
 ATTESTATION_PRIVATE_KEY = env("ATTESTATION_PRIVATE_KEY", default="")
@@ -516,6 +521,12 @@ A2A_TASK_MAX_BYTES = env.int("A2A_TASK_MAX_BYTES", default=262_144)
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.
 DELEGATION_FILL_TOLERANCE = env.float("DELEGATION_FILL_TOLERANCE", default=0.01)
+# Fills are self-reported: a fill's price must lie within this percentage of what the market
+# traded at its time (the ingested 1m bars, else 1h bars, and tickers, within
+# DELEGATION_FILL_PRICE_WINDOW_SECONDS of filled_at, any venue); beyond it, or with no ingested
+# price for that time, it is refused (422) and never reaches the scorecard's live_fills.
+DELEGATION_FILL_PRICE_TOLERANCE_PCT = env.float("DELEGATION_FILL_PRICE_TOLERANCE_PCT", default=3.0)
+DELEGATION_FILL_PRICE_WINDOW_SECONDS = env.int("DELEGATION_FILL_PRICE_WINDOW_SECONDS", default=300)
 # Signals published while the publishing process could not hand them over (it died after the
 # commit) are turned into orders and pooled deliveries by this sweep (also the pool's).
 DELEGATION_SWEEP_SECONDS = env.float("DELEGATION_SWEEP_SECONDS", default=60.0)

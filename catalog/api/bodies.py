@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, model_validator
 
 EvmAddress = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="EVM address, 0x + 40 hex")]
 WebhookEvent = Literal[
@@ -119,6 +119,17 @@ class A2aDelegationFillBody(Body):
     client_fill_id: Annotated[
         str | None, Field(min_length=1, max_length=64, description="your id for this fill (idempotency)")
     ] = None
+
+    @model_validator(mode="after")
+    def _fits_the_ledger(self) -> A2aDelegationFillBody:
+        # The fill's notional is stored in atomic USDC as a signed 64-bit integer.
+        if self.fill_price * self.size > LEDGER_MAX_USDC:
+            raise ValueError(f"size x fill_price is more than the ledger holds ({LEDGER_MAX_USDC:.0f} USDC)")
+        return self
+
+
+# The largest amount one ledger figure holds: a signed 64-bit integer of atomic USDC (6 decimals).
+LEDGER_MAX_USDC = (2**63 - 1) / 10**6
 
 
 class SpreadReading(Body):

@@ -69,11 +69,22 @@ class SkuOut(Out):
 
 
 class LiveFillsOut(Out):
-    fills: int = Field(description="real fills agents reported on the desk's delegated orders in the window")
+    fills: int = Field(
+        description="fills agents reported on the desk's delegated orders in the window, each within "
+        "DELEGATION_FILL_PRICE_TOLERANCE_PCT of the ingested market at its time"
+    )
     notional_usdc: float = Field(description="their size x price")
     fees_usdc: float
     realized_pnl_usdc: float = Field(
         description="closed against earlier fills (FIFO per delegation and symbol), net of fees"
+    )
+    unchecked_fills: int = Field(
+        default=0, description="fills in the window without the market check, left out of every figure here"
+    )
+    basis: str = Field(
+        default="self_reported",
+        description="self_reported: the agents' own reports, checked against the market price; shown apart "
+        "from the desk's record and never part of its win_rate, expectancy or drawdown",
     )
 
 
@@ -96,8 +107,9 @@ class DeskScoreOut(Out):
     kill_reason: str | None = None
     live_fills: LiveFillsOut | None = Field(
         default=None,
-        description="real executions beside the paper record: the fills reported on execution-delegation "
-        "orders (null when delegation is not installed)",
+        description="self-reported executions beside the paper record (never part of win_rate or the pnl "
+        "figures above): the fills reported on execution-delegation orders that passed the market-price "
+        "check (null when delegation is not installed)",
     )
 
 

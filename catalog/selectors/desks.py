@@ -41,6 +41,7 @@ def _live(fills: dict[str, LiveFills] | None, desk: str | None) -> s.LiveFillsOu
         notional_usdc=round(sum(r.notional_usdc for r in rows), 6),
         fees_usdc=round(sum(r.fees_usdc for r in rows), 6),
         realized_pnl_usdc=round(sum(r.realized_pnl_usdc for r in rows), 6),
+        unchecked_fills=sum(r.unchecked_fills for r in rows),
     )
 
 
@@ -152,7 +153,8 @@ def performance(base: str) -> s.PerformanceOut:
         killed_desks=sorted(DeskState.objects.filter(killed_at__isnull=False).values_list("desk", flat=True)),
         scorecard=absolute(base, "/api/a2a/program/scorecard-30d"),
         note="Computed from the desks' closed signals (target, stop or horizon expiry on the ingested prices), "
-        "before fees; empty until signals close. live_fills: the real fills agents reported on delegated orders.",
+        "before fees; empty until signals close. live_fills: the fills agents reported on delegated orders, "
+        "self-reported and checked against the market price at their time, shown apart (never in the figures above).",
         live_fills=_live(live_fills(since=_since(now)), None),
     )
 

@@ -79,6 +79,12 @@ class OrderOut(BaseModel):
     created_at: str
 
 
+class FillMarketOut(BaseModel):
+    low: float
+    high: float
+    source: str = Field(description="the ingested bars (candle <tf>:<venue>/<feed>) and tickers it comes from")
+
+
 class FillOut(BaseModel):
     id: int
     order_id: str
@@ -92,6 +98,10 @@ class FillOut(BaseModel):
     filled_at: str
     tx_hash: str | None
     client_fill_id: str | None
+    market: FillMarketOut | None = Field(
+        description="what the market traded at around filled_at, the fill was checked against; null: recorded "
+        "before the check existed (not counted in the scorecard)"
+    )
 
 
 class DelegationOut(BaseModel):
@@ -158,6 +168,9 @@ def _fill_out(f: DelegatedFill) -> FillOut:
         filled_at=iso(f.filled_at) or "",
         tx_hash=f.tx_hash or None,
         client_fill_id=f.client_fill_id or None,
+        market=FillMarketOut(low=_f(f.market_low), high=_f(f.market_high), source=f.market_source)
+        if f.market_source and f.market_low is not None and f.market_high is not None
+        else None,
     )
 
 
@@ -281,11 +294,12 @@ class DelegationActivateView(ApiView):
         "times the regime gate, capped at 1), never more than what max_notional_total_usdc leaves. When the desk "
         "closes the signal, an exit order (kind exit) closes the size you reported filled on the entry. Pushes are "
         "signed with Standard Webhooks headers using the returned secret (shown once) and retried. "
-        "webhook_url follows the webhook rules (https, public address). " + PRICING,
+        "webhook_url follows the webhook rules (https, public address); its subscription counts against "
+        "WEBHOOK_MAX_SUBSCRIPTIONS_PER_ACCOUNT (409 subscription_limit). " + PRICING,
         operation_id="delegation_activate",
         request=A2aDelegationActivateBody,
         parameters=[API_KEY_HEADER],
-        responses={201: DelegationActivatedOut, **AUTH, 422: s.HTTPValidationError},
+        responses={201: DelegationActivatedOut, **AUTH, 409: s.ErrorOut, 422: s.HTTPValidationError},
     )
     def post(self, request: Request) -> Response:
         account = api_key_account(request)
@@ -313,9 +327,14 @@ class DelegationFillView(ApiView):
         "nothing recorded: an order not in your delegations (order_unknown), a delegation expired or revoked "
         "(delegation_expired, delegation_revoked), a fill whose size x fill_price takes the order's filled "
         "notional over its notional (order_limit) or the delegation's over max_notional_total_usdc "
-        "(delegation_limit), beyond DELEGATION_FILL_TOLERANCE (default 1%: price moves and fee rounding). "
+        "(delegation_limit), beyond DELEGATION_FILL_TOLERANCE (default 1%: price moves and fee rounding); a fill "
+        "taking an order over its size (order_limit); a fill_price more than DELEGATION_FILL_PRICE_TOLERANCE_PCT "
+        "(default 3%) outside what the market traded within DELEGATION_FILL_PRICE_WINDOW_SECONDS (300 s) of "
+        "filled_at (fill_price_off_market), or no ingested price for that time (market_price_unknown); size x "
+        "fill_price more than the ledger holds (notional_too_large). "
         "Idempotent: the same order with the same tx_hash or client_fill_id returns the recorded fill "
-        "(duplicate: true). Fills count in the desk's scorecard as live_fills. Free.",
+        "(duplicate: true). Fills are shown in the desk's scorecard as live_fills, self-reported and apart from "
+        "its win rate and PnL. Free.",
         operation_id="delegation_report_fill",
         request=A2aDelegationFillBody,
         parameters=[API_KEY_HEADER],

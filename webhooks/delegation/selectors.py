@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.db.models import Count
+
 from catalog.models import Candle, ExchangeMarket
 from catalog.track_record import LiveFills
 from webhooks.models import DelegatedFill
@@ -117,15 +119,70 @@ def mark_price(symbol: str, venue: str = "") -> Mark | None:
     return max(own or marks, key=lambda m: m.as_of)
 
 
+@dataclass(frozen=True)
+class MarketRange:
+    """The prices the market traded at around a time: the lowest and highest of the ingested
+    bars overlapping the window (the finest timeframe stored) and the tickers updated in it."""
+
+    low: Decimal
+    high: Decimal
+    source: str
+
+
+def market_range(symbol: str, at: datetime, window: timedelta) -> MarketRange | None:
+    """What `symbol` traded at within `window` of `at`, on any venue (an agent may fill on
+    another venue than the desk's): the 1m bars overlapping [at - window, at + window], else the
+    1h bars, with any ticker updated in that span. None when nothing ingested covers it."""
+    lows: list[Decimal] = []
+    highs: list[Decimal] = []
+    sources: list[str] = []
+    for tf, step in CANDLE_STEPS.items():
+        rows = Candle.objects.filter(
+            symbol=symbol, timeframe=tf, open_time__lte=at + window, open_time__gt=at - window - step
+        ).values_list("low", "high", "exchange", "source")
+        bars = list(rows[:500])
+        if bars:
+            lows += [b[0] for b in bars]
+            highs += [b[1] for b in bars]
+            sources.append(f"candle {tf}:" + ",".join(sorted({f"{b[2]}/{b[3]}" for b in bars})))
+            break
+    tickers = ExchangeMarket.objects.filter(
+        symbol=symbol, last_price__isnull=False, updated_at__gte=at - window, updated_at__lte=at + window
+    ).values_list("last_price", "bid", "ask", "exchange")
+    for last, bid, ask, exchange in tickers:
+        prices = [p for p in (last, bid, ask) if p is not None and p > 0]
+        if prices:
+            lows.append(min(prices))
+            highs.append(max(prices))
+            sources.append(f"ticker:{exchange}")
+    lows = [p for p in lows if p > 0]
+    if not lows:
+        return None
+    return MarketRange(low=min(lows), high=max(highs), source="; ".join(sources)[:200])
+
+
 def live_fills_by_desk(since: datetime) -> dict[str, LiveFills]:
     """For the scorecard: per desk, the fills since `since`, their notional and fees, and the
     pnl the fills in the window realized (FIFO over each delegation's whole book, so a sell in
-    the window is matched with the buy before it) net of the window's fees."""
+    the window is matched with the buy before it) net of the window's fees. Only fills checked
+    against the market at their time count (fill_report refuses the others; rows recorded
+    before the check existed are left out and counted as unchecked_fills)."""
     desks = set(DelegatedFill.objects.filter(filled_at__gte=since).values_list("desk", flat=True).distinct())
+    unchecked = dict(
+        DelegatedFill.objects.filter(filled_at__gte=since, market_source="")
+        .order_by()
+        .values("desk")
+        .annotate(n=Count("id"))
+        .values_list("desk", "n")
+    )
     out: dict[str, LiveFills] = {}
     for desk in sorted(desks):
         count, notional, fees, realized = 0, 0, 0, ZERO
-        rows = DelegatedFill.objects.filter(desk=desk).order_by("delegation_id", "symbol", "filled_at", "id")
+        rows = (
+            DelegatedFill.objects.filter(desk=desk)
+            .exclude(market_source="")
+            .order_by("delegation_id", "symbol", "filled_at", "id")
+        )
         books: dict[tuple[str, str], Book] = {}
         for f in rows:
             gained = books.setdefault((str(f.delegation_id), f.symbol), Book()).apply(
@@ -141,5 +198,6 @@ def live_fills_by_desk(since: datetime) -> dict[str, LiveFills]:
             notional_usdc=notional / 10**6,
             fees_usdc=fees / 10**6,
             realized_pnl_usdc=round(float(realized) - fees / 10**6, 6),
+            unchecked_fills=unchecked.get(desk, 0),
         )
     return out

@@ -7,8 +7,11 @@ never over the delegation's remaining total, pushed as a signed `delegated_order
 the delegation's own webhook subscription (retries and dead letters as every webhook). The agent
 executes it on its venue and reports each fill (`fill_report`); fills are checked against the
 order's and the delegation's limits, with DELEGATION_FILL_TOLERANCE for price moves and fees.
-When the desk closes the signal, an exit order closes what was reported filled on the entry
-(`order_exit_create`), bounded by its size rather than by the notional limits."""
+When the desk closes the signal, an exit order closes what was reported filled on the entry, at
+most the entry order's size (`order_exit_create`), bounded by its size rather than by the
+notional limits. Fills are self-reported: each is recorded only when its price is within
+DELEGATION_FILL_PRICE_TOLERANCE_PCT of the ingested market at its time (422 otherwise, and 422
+when no ingested price covers that time)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc, usdc_from_
 from billing.models import Account
 from catalog.models import Candle, DeskSignal, DeskState
 from catalog.products.signals import size_fraction
+from webhooks.delegation.selectors import MarketRange, market_range
 from webhooks.models import (
     DelegatedFill,
     DelegatedOrder,
@@ -43,6 +47,8 @@ logger = logging.getLogger(__name__)
 REPORT_FILL_PATH = "/api/a2a/account/delegation/report-fill"
 # A fill reported as done this far in the future is refused (clock skew is allowed for).
 FILL_FUTURE_SKEW = timedelta(minutes=5)
+# The largest notional a fill row holds (a signed 64-bit integer of atomic USDC).
+LEDGER_MAX_ATOMIC = 2**63 - 1
 
 
 def _invalid(field: str, msg: str, type_: str) -> RequestValidationError:
@@ -209,7 +215,9 @@ def order_exit_create(*, entry: DelegatedOrder, signal: DeskSignal) -> Delegated
             return None
         if DelegatedOrder.objects.filter(delegation=d, signal=signal, kind=DelegatedOrder.Kind.EXIT).exists():
             return None
-        size = filled_size(entry)
+        # Sized from the order: what was reported filled on the entry, never more than the entry
+        # order itself (a reported fill cannot make the exit, and its PnL, larger).
+        size = min(filled_size(entry), entry.size)
         sub = (
             WebhookSubscription.objects.filter(pk=d.subscription_id, is_active=True).first()
             if d.subscription_id is not None
@@ -387,18 +395,26 @@ def fill_report(
             raise _invalid("order_id", f"the delegation is {d.status}", f"delegation_{d.status}")
         price, qty = _dec(fill_price), _dec(size)
         notional = atomic_from_usdc(price * qty)
+        if notional > LEDGER_MAX_ATOMIC:
+            raise _invalid(
+                "fill_price",
+                f"size x fill_price is {price * qty} USDC, more than the ledger holds "
+                f"({usdc_from_atomic(LEDGER_MAX_ATOMIC)} USDC)",
+                "notional_too_large",
+            )
+        market = _market_check(order, price, filled_at)
         tolerance = Decimal(str(settings.DELEGATION_FILL_TOLERANCE))
-        if order.kind == DelegatedOrder.Kind.EXIT:
-            # An exit closes what was filled: bounded by its size, not by the notional limits.
-            done = filled_size(order)
-            if done + qty > order.size * (1 + tolerance):
-                raise _invalid(
-                    "size",
-                    f"size {qty} takes the exit order over its size: {done} of {order.size} filled "
-                    f"(tolerance {float(tolerance) * 100:g}%)",
-                    "order_limit",
-                )
-        else:
+        # Every order (entry or exit) bounds the size filled on it: the size is the order's, never
+        # whatever a reported price makes of the notional.
+        done = filled_size(order)
+        if done + qty > order.size * (1 + tolerance):
+            raise _invalid(
+                "size",
+                f"size {qty} takes the order over its size: {done} of {order.size} filled "
+                f"(tolerance {float(tolerance) * 100:g}%)",
+                "order_limit",
+            )
+        if order.kind == DelegatedOrder.Kind.ENTRY:
             order_filled = filled_atomic(order=order)
             order_cap = int(order.notional_atomic * (1 + tolerance))
             if order_filled + notional > order_cap:
@@ -433,8 +449,36 @@ def fill_report(
             filled_at=filled_at,
             tx_hash=tx_hash or "",
             client_fill_id=client_fill_id or "",
+            market_low=market.low,
+            market_high=market.high,
+            market_source=market.source,
         )
     return fill, True
+
+
+def _market_check(order: DelegatedOrder, price: Decimal, filled_at: datetime) -> MarketRange:
+    """The market at the fill's time, and the fill's price within DELEGATION_FILL_PRICE_TOLERANCE_PCT
+    of it; 422 otherwise, and 422 when no ingested price covers that time (a self-reported fill
+    is recorded only against a known market, so it cannot move the public record by itself)."""
+    window = timedelta(seconds=settings.DELEGATION_FILL_PRICE_WINDOW_SECONDS)
+    market = market_range(order.symbol, filled_at, window)
+    if market is None:
+        raise _invalid(
+            "filled_at",
+            f"no ingested price of {order.symbol} within {window.total_seconds():g} s of filled_at "
+            f"{iso(filled_at)}: a fill is recorded only against a known market price",
+            "market_price_unknown",
+        )
+    pct = Decimal(str(settings.DELEGATION_FILL_PRICE_TOLERANCE_PCT)) / 100
+    low, high = market.low * (1 - pct), market.high * (1 + pct)
+    if not low <= price <= high:
+        raise _invalid(
+            "fill_price",
+            f"fill_price {price} is more than {float(pct) * 100:g}% away from the market at filled_at: "
+            f"{order.symbol} traded {market.low.normalize()} to {market.high.normalize()} ({market.source})",
+            "fill_price_off_market",
+        )
+    return market
 
 
 def delegations_dispatch(*, signal: DeskSignal) -> list[DelegatedOrder]:
