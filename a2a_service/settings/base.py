@@ -220,6 +220,10 @@ DEPOSIT_START_BLOCK = env.int("DEPOSIT_START_BLOCK", default=None)
 # ("safe" or "finalized"), and never above head - DEPOSIT_CONFIRMATIONS; "" (or a chain
 # without the tag) uses the confirmations alone.
 DEPOSIT_FINALITY_TAG = env("DEPOSIT_FINALITY_TAG", default="safe")
+# A chain at CHAIN_RPC_URL other than the one read before (another block 0) is expected where the
+# stack starts a fresh chain each time (`make run` sets it for its own anvil): logged at INFO
+# there, at ERROR elsewhere (billing/deposits.py).
+CHAIN_RESTARTS_EXPECTED = env.bool("CHAIN_RESTARTS_EXPECTED", default=False)
 # How many recently read blocks the watcher remembers (number, hash) to find where a
 # reorganised chain forked from what it read.
 DEPOSIT_CHECKPOINTS = env.int("DEPOSIT_CHECKPOINTS", default=256)
