@@ -11,9 +11,10 @@ one `compute_intel` pass (regime, desk signals, intel snapshot) so the signal pr
 then one `compose_brief` (the morning brief from that data; beat composes it every morning).
 The local chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN).
 
-It prints "ready" (with the seconds it took) once program/health has nothing left in
-`warming_up` (the worker's first heartbeat, a pass of every feed source, the analytics pass,
-the brief): until then the products that need data answer 503 and health says warming_up."""
+It prints "ready" (with the seconds it took) once this start's passes have ended, this start's
+worker has sent its heartbeat, and program/health has nothing left in `warming_up` (a first pass
+of every feed source, the analytics pass, the brief): until then the products that need data
+answer 503 (on a first start health says warming_up; on a restart the data is the last run's)."""
 
 from __future__ import annotations
 
@@ -189,7 +190,9 @@ def ready_line(health: dict[str, Any], seconds: float, base: str) -> str:
 
 
 class Readiness:
-    """Asks health, every READY_POLL_SECONDS, whether the first data is in; says "ready" once."""
+    """Asks health, every READY_POLL_SECONDS, whether the first data is in; says "ready" once:
+    when this start's passes have ended (`passes_done`), the worker's heartbeat is fresh (a
+    restart finds the last run's, stale) and nothing is left in `warming_up`."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -198,7 +201,7 @@ class Readiness:
         self.hinted = False
         self._next = 0.0
 
-    def poll(self) -> None:
+    def poll(self, *, passes_done: bool) -> None:
         now = time.monotonic()
         if self.done or now < self._next:
             return
@@ -206,7 +209,11 @@ class Readiness:
         health = health_read(self.base)
         if health is None:
             return
-        pending = health.get("warming_up", [])
+        pending = list(health.get("warming_up", []))
+        if health.get("worker", {}).get("status") != "ok" and "worker_heartbeat" not in pending:
+            pending.insert(0, "worker_heartbeat")
+        if not passes_done:
+            pending.append("this start's feed, analytics and brief passes")
         if not pending:
             self.done = True
             print(ready_line(health, now - self.started, self.base), flush=True)
@@ -264,7 +271,7 @@ def main() -> int:
         )
     print(
         f"\nstarting on http://127.0.0.1:{port}: the first feed pass, analytics pass and brief come "
-        "next; \"ready\" follows when they are in (health says warming_up until then).",
+        "next; \"ready\" follows when they are in.",
         flush=True,
     )
     readiness = Readiness(f"http://127.0.0.1:{port}")
@@ -291,7 +298,7 @@ def main() -> int:
                 [sys.executable, "manage.py", "compose_brief"], cwd=ROOT, env=env, start_new_session=True
             )
         if not stopping:
-            readiness.poll()
+            readiness.poll(passes_done=brief is not None and brief.poll() is not None)
         time.sleep(0.3)
 
     if brief is not None and brief.poll() is None:

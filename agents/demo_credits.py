@@ -31,8 +31,6 @@ DEPOSIT_USDC = 5
 # The local stack credits after DEPOSIT_CONFIRMATIONS blocks (seconds); a stack run with
 # DEPOSIT_FINALITY_TAG=safe waits for anvil's safe block (32 blocks, about 32 s): room for both.
 CREDIT_WAIT_SECONDS = 120
-# The demos' API keys, per stack address and wallet, kept across runs (see account_key).
-KEYS_FILE = ROOT / ".run" / "demo_accounts.json"
 
 
 def say(step: str, text: str) -> None:
@@ -83,7 +81,12 @@ def _kept_keys(store: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in kept.items()} if isinstance(kept, dict) else {}
 
 
-def account_key(base: str, wallet, *, store: Path = KEYS_FILE) -> str:
+def keys_file(root: Path) -> Path:
+    """Where the demos keep their API keys, per stack address and wallet, across runs."""
+    return root / ".run" / "demo_accounts.json"
+
+
+def account_key(base: str, wallet, *, store: Path) -> str:
     """The wallet's API key for the demos: the one an earlier run kept in `store` while the
     stack still accepts it, else a new registration (one signed challenge), kept there. So
     `make demo` runs any number of times: its four parts share one account and key, and ask
@@ -148,7 +151,7 @@ def main() -> int:
     base = stack["base_url"]
     wallet = Account.from_key(stack["demo_payer_private_key"])
     say("credits", f"wallet {wallet.address} pays by prepaid credits this time")
-    key = account_key(base, wallet)
+    key = account_key(base, wallet, store=keys_file(ROOT))
     headers = {"X-API-Key": key}
     before = requests.get(base + "/api/a2a/account", headers=headers, timeout=30).json()[
         "credit_balance_usdc"

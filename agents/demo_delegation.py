@@ -25,7 +25,7 @@ from eth_account import Account
 from standardwebhooks import Webhook
 
 from agents.demo_agent import local_stack
-from agents.demo_credits import account_key
+from agents.demo_credits import account_key, keys_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DESK = os.environ.get("DEMO_DESK", "trend-momentum")
@@ -127,7 +127,7 @@ def main() -> int:
         return 2
     base = stack["base_url"]
     wallet = Account.from_key(stack["demo_payer_private_key"])
-    key = account_key(base, wallet)
+    key = account_key(base, wallet, store=keys_file(ROOT))
     headers = {"X-API-Key": key}
     receiver = Receiver()
     delegation: dict[str, Any] | None = None

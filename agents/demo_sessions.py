@@ -18,7 +18,7 @@ from x402 import x402ClientSync
 from x402.http.clients import wrapRequestsWithPayment
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 
-from agents.demo_credits import account_key
+from agents.demo_credits import account_key, keys_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,7 +117,7 @@ def main() -> int:
         f"{pack['window_hours']} h over {len(pack['skus'])} SKUs",
     )
     use_up(base, pack)
-    return receive_one(base, account_key(base, account))
+    return receive_one(base, account_key(base, account, store=keys_file(ROOT)))
 
 
 if __name__ == "__main__":

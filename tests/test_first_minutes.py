@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import stat
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from eth_account import Account as EthAccount
 
 from billing.models import Account, ApiKey, OwnershipChallenge
+from catalog.models import WorkerHeartbeat
 from catalog.tasks import worker_heartbeat
 from tests.test_health import first_data_in
 
@@ -44,15 +47,15 @@ def test_the_demos_reuse_their_account_and_key_across_runs(live_server, settings
 
 def test_make_run_says_ready_only_when_the_first_data_is_in(live_server, capsys):
     """`make run` said "local stack up" a minute before the first passes were in. Its
-    supervisor now asks program/health and says "ready" (with the seconds it took) once
-    warming_up is empty, and only once."""
+    supervisor now asks program/health and says "ready" (with the seconds it took) once this
+    start's passes ended, its worker beat and warming_up is empty, and only once."""
     from a2a_service.devstack import Readiness
 
     readiness = Readiness(live_server.url)
 
-    def poll() -> str:
+    def poll(passes_done: bool = True) -> str:
         readiness._next = 0.0  # no waiting between polls in the test
-        readiness.poll()
+        readiness.poll(passes_done=passes_done)
         return capsys.readouterr().out
 
     assert poll() == "" and not readiness.done
@@ -63,6 +66,11 @@ def test_make_run_says_ready_only_when_the_first_data_is_in(live_server, capsys)
     assert "not ready after" in hint and "feed_pass, analytics_pass, morning_brief" in hint
     assert poll() == ""
     first_data_in()
+    # A restart: the data is the last run's, and so is the (stale) heartbeat: not ready yet.
+    WorkerHeartbeat.objects.update(beat_at=timezone.now() - timedelta(minutes=30))
+    assert poll() == "" and not readiness.done
+    worker_heartbeat()
+    assert poll(passes_done=False) == "" and not readiness.done  # this start's passes still run
     out = poll()
     assert readiness.done and "ready in " in out and " s: " + live_server.url in out
     assert "health is" not in out  # health is ok: nothing to add
