@@ -22,10 +22,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
-# anvil (the local chain) and solc come from the npm registry, pinned in package.json. (`npm ci`
-# refuses the lock: anvil declares its per-platform binaries as optional packages without versions.)
+# anvil (the local chain) and solc come from the npm registry, pinned in package.json and
+# package-lock.json. `npm ci` installs exactly the lock and never writes it (`npm install` would
+# rewrite the tracked lock); the lock holds anvil's binaries for every platform (optional
+# packages, one installed), so it is complete on any machine (tests/test_package_lock.py).
 node_modules/.installed: package.json package-lock.json
-	npm install --no-audit --no-fund --loglevel=error
+	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # Chromium for the admin's browser tests (tests/test_admin_browser.py), from the distribution's

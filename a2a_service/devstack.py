@@ -9,16 +9,24 @@ FEEDS_REPLAY_URL's port, FEEDS_MODE defaults to auto (live, replay for a source 
 reach), and one `ingest_feeds` pass runs at start so the catalogs fill at once; when it ends,
 one `compute_intel` pass (regime, desk signals, intel snapshot) so the signal products answer,
 then one `compose_brief` (the morning brief from that data; beat composes it every morning).
-The local chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN)."""
+The local chain it starts is probed by the RPC probe feed as `local-anvil` (RPC_PROBE_OWN_CHAIN).
+
+It prints "ready" (with the seconds it took) once this start's passes have ended, this start's
+worker has sent its heartbeat, and program/health has nothing left in `warming_up` (a first pass
+of every feed source, the analytics pass, the brief): until then the products that need data
+answer 503 (on a first start health says warming_up; on a restart the data is the last run's)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,6 +112,9 @@ def start_chain(env: dict[str, str], port: str) -> subprocess.Popen | None:
             block_time=float(env.get("CHAIN_BLOCK_TIME", "1")),
         )
         env["CHAIN_RPC_URL"] = f"http://127.0.0.1:{chain_port}"
+        # A fresh chain at every start, under the kept database: the deposit watcher's
+        # new-chain detection is expected here (INFO, not ERROR).
+        env.setdefault("CHAIN_RESTARTS_EXPECTED", "true")
     w3 = rpc_wait(env["CHAIN_RPC_URL"])
     if chain is not None:
         stack_install(w3, usdc_address=usdc)
@@ -150,6 +161,72 @@ def replay_command(env: dict[str, str]) -> list[str]:
     return [sys.executable, "-m", "catalog.feeds.replay", "--host", host, "--port", replay_port]
 
 
+HEALTH_PATH = "/api/a2a/program/health"
+# How often the supervisor asks health whether the first data is in, and after how long it
+# says what is still missing.
+READY_POLL_SECONDS = 2.0
+READY_HINT_SECONDS = 180.0
+
+
+def health_read(base: str) -> dict[str, Any] | None:
+    """program/health's answer, or None while the server does not answer yet."""
+    try:
+        with urllib.request.urlopen(base + HEALTH_PATH, timeout=5) as resp:
+            body: dict[str, Any] = json.loads(resp.read())
+            return body
+    except (OSError, ValueError):
+        return None
+
+
+def ready_line(health: dict[str, Any], seconds: float, base: str) -> str:
+    """What the supervisor prints when the first data is in."""
+    line = f"\nready in {seconds:.0f} s: {base}/api/a2a/discovery/storefront  (admin: /admin/)"
+    if health.get("status") != "ok":
+        down = [p for p in ("database", "cache", "broker", "worker") if health.get(p, {}).get("status") != "ok"]
+        failing = [a["name"] for a in health.get("venue_adapters", []) if a.get("status") == "failing"]
+        why = ", ".join([*(f"{p} not ok" for p in down), *(f"feed {n} failing" for n in failing)])
+        line += f"\nhealth is {health.get('status')}: {why or 'see ' + base + HEALTH_PATH}"
+    return line
+
+
+class Readiness:
+    """Asks health, every READY_POLL_SECONDS, whether the first data is in; says "ready" once:
+    when this start's passes have ended (`passes_done`), the worker's heartbeat is fresh (a
+    restart finds the last run's, stale) and nothing is left in `warming_up`."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.started = time.monotonic()
+        self.done = False
+        self.hinted = False
+        self._next = 0.0
+
+    def poll(self, *, passes_done: bool) -> None:
+        now = time.monotonic()
+        if self.done or now < self._next:
+            return
+        self._next = now + READY_POLL_SECONDS
+        health = health_read(self.base)
+        if health is None:
+            return
+        pending = list(health.get("warming_up", []))
+        if health.get("worker", {}).get("status") != "ok" and "worker_heartbeat" not in pending:
+            pending.insert(0, "worker_heartbeat")
+        if not passes_done:
+            pending.append("this start's feed, analytics and brief passes")
+        if not pending:
+            self.done = True
+            print(ready_line(health, now - self.started, self.base), flush=True)
+            print("Ctrl-C stops web, workers and beat.\n", flush=True)
+        elif now - self.started > READY_HINT_SECONDS and not self.hinted:
+            self.hinted = True
+            print(
+                f"not ready after {now - self.started:.0f} s: still waiting for {', '.join(pending)} "
+                f"({self.base}{HEALTH_PATH})",
+                flush=True,
+            )
+
+
 def main() -> int:
     port = os.environ.get("PORT", "8000")
     for folder in ("broker/queue", "broker/processed", "broker/control", "results", "cache"):
@@ -193,10 +270,11 @@ def main() -> int:
             [sys.executable, "manage.py", "ingest_feeds"], cwd=ROOT, env=env, start_new_session=True
         )
     print(
-        f"\nlocal stack up: http://127.0.0.1:{port}/api/a2a/discovery/storefront  (admin: /admin/)",
+        f"\nstarting on http://127.0.0.1:{port}: the first feed pass, analytics pass and brief come "
+        "next; \"ready\" follows when they are in.",
         flush=True,
     )
-    print("Ctrl-C stops web, workers and beat.\n", flush=True)
+    readiness = Readiness(f"http://127.0.0.1:{port}")
 
     exit_code = 0
     intel = None
@@ -219,6 +297,8 @@ def main() -> int:
             brief = subprocess.Popen(
                 [sys.executable, "manage.py", "compose_brief"], cwd=ROOT, env=env, start_new_session=True
             )
+        if not stopping:
+            readiness.poll(passes_done=brief is not None and brief.poll() is not None)
         time.sleep(0.3)
 
     if brief is not None and brief.poll() is None:

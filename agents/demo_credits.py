@@ -1,5 +1,5 @@
 """The prepaid-credit route, shown on the running local stack (`make demo` runs it after the
-x402 demo): register the demo wallet, send USDC to the treasury on the local chain, watch
+x402 demo): register the demo wallet (once: later runs reuse its key, kept in .run/), send USDC to the treasury on the local chain, watch
 the deposit watcher credit it, then make a call paid from credits."""
 
 from __future__ import annotations
@@ -73,6 +73,50 @@ def register(base: str, wallet) -> str:
     return body["api_key"]
 
 
+def _kept_keys(store: Path) -> dict[str, str]:
+    try:
+        kept = json.loads(store.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in kept.items()} if isinstance(kept, dict) else {}
+
+
+def keys_file(root: Path) -> Path:
+    """Where the demos keep their API keys, per stack address and wallet, across runs."""
+    return root / ".run" / "demo_accounts.json"
+
+
+def account_key(base: str, wallet, *, store: Path) -> str:
+    """The wallet's API key for the demos: the one an earlier run kept in `store` while the
+    stack still accepts it, else a new registration (one signed challenge), kept there. So
+    `make demo` runs any number of times: its four parts share one account and key, and ask
+    for a challenge only when the stack's database is new (challenges are limited per wallet
+    and requester: OWNERSHIP_CHALLENGES_PER_WALLET per window)."""
+    slot = f"{base}|{wallet.address.lower()}"
+    kept = _kept_keys(store)
+    key = kept.get(slot)
+    if key:
+        resp = requests.get(base + "/api/a2a/account", headers={"X-API-Key": key}, timeout=30)
+        if resp.status_code == 200:
+            say(
+                "account",
+                f"the demo account of {wallet.address} again: api_key {key[:10]}... kept in "
+                f"{store.name}, balance {resp.json()['credit_balance_usdc']} USDC",
+            )
+            return key
+        if resp.status_code != 401:
+            resp.raise_for_status()
+        # 401: a new database under the same address, or the key was rotated elsewhere.
+    key = register(base, wallet)
+    kept[slot] = key
+    store.parent.mkdir(parents=True, exist_ok=True)
+    partial = store.with_suffix(".tmp")
+    partial.write_text(json.dumps(kept, indent=2))
+    partial.chmod(0o600)  # an API key: readable by its owner only
+    partial.replace(store)
+    return key
+
+
 def deposit(stack: dict, wallet) -> str:
     w3 = Web3(Web3.HTTPProvider(stack["chain_rpc_url"]))
     token = w3.eth.contract(address=Web3.to_checksum_address(stack["usdc_address"]), abi=TRANSFER_ABI)
@@ -107,7 +151,7 @@ def main() -> int:
     base = stack["base_url"]
     wallet = Account.from_key(stack["demo_payer_private_key"])
     say("credits", f"wallet {wallet.address} pays by prepaid credits this time")
-    key = register(base, wallet)
+    key = account_key(base, wallet, store=keys_file(ROOT))
     headers = {"X-API-Key": key}
     before = requests.get(base + "/api/a2a/account", headers=headers, timeout=30).json()[
         "credit_balance_usdc"

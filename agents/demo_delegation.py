@@ -25,7 +25,7 @@ from eth_account import Account
 from standardwebhooks import Webhook
 
 from agents.demo_agent import local_stack
-from agents.demo_credits import register
+from agents.demo_credits import account_key, keys_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DESK = os.environ.get("DEMO_DESK", "trend-momentum")
@@ -127,9 +127,10 @@ def main() -> int:
         return 2
     base = stack["base_url"]
     wallet = Account.from_key(stack["demo_payer_private_key"])
-    key = register(base, wallet)
+    key = account_key(base, wallet, store=keys_file(ROOT))
     headers = {"X-API-Key": key}
     receiver = Receiver()
+    delegation: dict[str, Any] | None = None
     try:
         delegation = activate(base, key, receiver.url)
         if delegation is None:
@@ -215,9 +216,15 @@ def main() -> int:
             f"{base}/api/a2a/account/delegation/{delegation['id']}/revoke", headers=headers, timeout=30
         ).raise_for_status()
         say("revoked", "the delegation is revoked: no further orders")
+        delegation = None
         return 0
     finally:
         receiver.server.shutdown()
+        if delegation is not None:
+            # Failed half way: its receiver is gone, so no order is pushed to nowhere next run.
+            requests.post(
+                f"{base}/api/a2a/account/delegation/{delegation['id']}/revoke", headers=headers, timeout=30
+            )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequirements
 
 from agents.demo_agent import local_stack
-from agents.demo_credits import deposit, register
+from agents.demo_credits import account_key, deposit, keys_file
 
 ROOT = Path(__file__).resolve().parent.parent
 PAID_TOOL = "payments_dual_rail_status"  # 0.01 USDC, always has content
@@ -146,7 +146,7 @@ def main() -> int:
     url = base + "/mcp"
     wallet = Account.from_key(stack["demo_payer_private_key"])
     say("mcp", f"the official MCP client against {url}; wallet {wallet.address}")
-    key = register(base, wallet)
+    key = account_key(base, wallet, store=keys_file(ROOT))
     if not ensure_credits(stack, wallet, key):
         return 1
     ok = asyncio.run(with_key(url, key))

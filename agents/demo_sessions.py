@@ -18,7 +18,7 @@ from x402 import x402ClientSync
 from x402.http.clients import wrapRequestsWithPayment
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 
-from agents.demo_credits import register
+from agents.demo_credits import account_key, keys_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,6 +71,7 @@ def receive_one(base: str, key: str) -> int:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    sub: dict = {}
     try:
         sub = requests.post(
             base + "/api/a2a/account/webhooks/register",
@@ -98,6 +99,11 @@ def receive_one(base: str, key: str) -> int:
         return 0
     finally:
         server.shutdown()
+        if sub.get("id"):
+            # The receiver is gone: the subscription goes too, so runs do not pile them up.
+            requests.delete(
+                f"{base}/api/a2a/account/webhooks/{sub['id']}", headers={"X-API-Key": key}, timeout=30
+            )
 
 
 def main() -> int:
@@ -111,7 +117,7 @@ def main() -> int:
         f"{pack['window_hours']} h over {len(pack['skus'])} SKUs",
     )
     use_up(base, pack)
-    return receive_one(base, register(base, account))
+    return receive_one(base, account_key(base, account, store=keys_file(ROOT)))
 
 
 if __name__ == "__main__":

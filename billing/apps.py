@@ -35,3 +35,11 @@ class BillingConfig(AppConfig):
         route_mark_available("credits")
         # Prepaid sessions (sessions_app: packs are products, calls debit the session).
         route_mark_available("sessions")
+        from billing.models import OwnershipChallenge
+        from catalog.feeds.retention import retention_register
+
+        # Challenges are limited per requester, not per wallet alone: many requesters can add
+        # rows, which the feeds' pruning pass deletes some days after they expired.
+        retention_register(
+            model=OwnershipChallenge, time_field="expires_at", days_setting="OWNERSHIP_CHALLENGE_RETENTION_DAYS"
+        )

@@ -8,7 +8,7 @@ import hmac
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, models, transaction
@@ -83,33 +83,65 @@ def api_key_account(*, key: str) -> Account | None:
     return None
 
 
-def _wallet_lock(wallet: str) -> None:
-    """Serialise, until the transaction ends, everything that decides who a wallet's deposits
-    belong to (registration, verification, deposit_settle), so a deposit settled while its
-    wallet proves ownership is either credited or seen as unmatched by the registration."""
+def _advisory_lock(name: bytes) -> None:
+    """A PostgreSQL lock on `name` until the transaction ends (SQLite serialises writers)."""
     if connection.vendor == "postgresql":
-        key = int.from_bytes(hashlib.sha256(b"wallet:" + wallet.encode()).digest()[:8], "big", signed=True)
+        key = int.from_bytes(hashlib.sha256(name).digest()[:8], "big", signed=True)
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
-def ownership_challenge_issue(*, wallet_address: str) -> OwnershipChallenge:
-    """A fresh message for the wallet to sign. At most OWNERSHIP_CHALLENGES_PER_WALLET per
-    OWNERSHIP_CHALLENGE_WINDOW_SECONDS per wallet: challenges are free to ask for, and the
-    table must not grow at a stranger's pace."""
+def _wallet_lock(wallet: str) -> None:
+    """Serialise, until the transaction ends, everything that decides who a wallet's deposits
+    belong to (registration, verification, deposit_settle), so a deposit settled while its
+    wallet proves ownership is either credited or seen as unmatched by the registration."""
+    _advisory_lock(b"wallet:" + wallet.encode())
+
+
+def _room_back_in(recent: list[datetime], limit: int, window: timedelta, now: datetime) -> float | None:
+    """None if fewer than `limit` of `recent` (newest first) are in the window, else the
+    seconds until the oldest of the last `limit` leaves it."""
+    if len(recent) < limit:
+        return None
+    return max((recent[limit - 1] + window - now).total_seconds(), 1.0)
+
+
+def ownership_challenge_issue(*, wallet_address: str, requester: str = "") -> OwnershipChallenge:
+    """A fresh message for the wallet to sign, for `requester` (requester_fingerprint of the
+    caller; empty for in-process callers). Per OWNERSHIP_CHALLENGE_WINDOW_SECONDS, at most
+    OWNERSHIP_CHALLENGES_PER_WALLET for one wallet from one requester and
+    OWNERSHIP_CHALLENGES_PER_REQUESTER from one requester over all wallets: challenges are free
+    to ask for, and the table must not grow at a stranger's pace. No limit counts another
+    requester's challenges: a stranger asking for someone's wallet uses up the stranger's own
+    room, never the owner's. A challenge issued proves until it expires, whatever is asked
+    after it (account_register checks no limit)."""
     wallet = wallet_address.lower()
     window = timedelta(seconds=settings.OWNERSHIP_CHALLENGE_WINDOW_SECONDS)
+    per_wallet = settings.OWNERSHIP_CHALLENGES_PER_WALLET
+    per_requester = settings.OWNERSHIP_CHALLENGES_PER_REQUESTER
     with transaction.atomic():
-        _wallet_lock(wallet)  # two requests cannot both see room for one more
+        # Two requests cannot both see room for one more (requester first, then wallet: the
+        # one order in which any path takes both).
+        _advisory_lock(b"challenge-requester:" + requester.encode())
+        _wallet_lock(wallet)
         now = timezone.now()
-        recent = list(
-            OwnershipChallenge.objects.filter(wallet_address=wallet, created_at__gt=now - window)
-            .order_by("-created_at")
-            .values_list("created_at", flat=True)[: settings.OWNERSHIP_CHALLENGES_PER_WALLET]
+        mine = OwnershipChallenge.objects.filter(requester=requester, created_at__gt=now - window).order_by(
+            "-created_at"
         )
-        if len(recent) >= settings.OWNERSHIP_CHALLENGES_PER_WALLET:
-            # Room comes back when the oldest of the last N leaves the window.
-            raise ChallengeRateLimited(max((recent[-1] + window - now).total_seconds(), 1.0))
+        waits = [
+            _room_back_in(
+                list(mine.values_list("created_at", flat=True)[:per_requester]), per_requester, window, now
+            ),
+            _room_back_in(
+                list(mine.filter(wallet_address=wallet).values_list("created_at", flat=True)[:per_wallet]),
+                per_wallet,
+                window,
+                now,
+            ),
+        ]
+        wait = max((w for w in waits if w is not None), default=None)
+        if wait is not None:
+            raise ChallengeRateLimited(wait)
         nonce = secrets.token_hex(16)
         expires = now + CHALLENGE_TTL
         message = (
@@ -117,7 +149,7 @@ def ownership_challenge_issue(*, wallet_address: str) -> OwnershipChallenge:
             f"Wallet: {wallet}\nNonce: {nonce}\nIssued: {now.isoformat()}\nExpires: {expires.isoformat()}"
         )
         return OwnershipChallenge.objects.create(
-            wallet_address=wallet, nonce=nonce, message=message, expires_at=expires
+            wallet_address=wallet, requester=requester, nonce=nonce, message=message, expires_at=expires
         )
 
 

@@ -19,7 +19,8 @@ DEPOSIT_FINALITY_TAG ("safe"/"finalized") and never above head - DEPOSIT_CONFIRM
   which is then held), and reads again from there: re-included transfers are new deposits,
   credited once they are confirmed again.
 - Another chain (block 0 changed: a fresh local chain under a kept database): the cursor starts
-  again on the new chain, with one error line; deposits of the old chain are left as they are.
+  again on the new chain, with one log line (INFO where the stack starts a fresh chain each time,
+  CHAIN_RESTARTS_EXPECTED; ERROR elsewhere); credited deposits of the old chain are kept.
 - Logs in blocks not yet confirmed are shown as pending, not credited."""
 
 from __future__ import annotations
@@ -230,20 +231,28 @@ def _cursor_move(cursor: ChainCursor, **values: Any) -> None:
 
 def _chain_reset(w3: Web3, cursor: ChainCursor, genesis: str, head: int, result: ScanResult) -> None:
     """CHAIN_RPC_URL serves another chain than the one the cursor was read on (a fresh local
-    chain under a kept database): its block numbers say nothing about the old one's."""
+    chain under a kept database): its block numbers say nothing about the old one's. Expected
+    where the stack starts a new chain each time (CHAIN_RESTARTS_EXPECTED: `make run`'s anvil),
+    so INFO there; anywhere else the RPC now answers for another chain: an ERROR."""
     start = _start_block(w3, head)
-    logger.error(
-        "deposit watcher: the chain at CHAIN_RPC_URL is a different chain (block 0 %s, was %s); "
-        "watching it from block %s (the old cursor was at %s). Deposits recorded from the old chain are kept.",
-        genesis,
-        cursor.genesis_hash,
-        start,
-        cursor.block_number,
-    )
+    old_genesis, old_block = cursor.genesis_hash, cursor.block_number
     with transaction.atomic():
         # Unconfirmed rows of the old chain will never confirm.
-        Deposit.objects.filter(state=Deposit.State.PENDING).delete()
+        dropped, _ = Deposit.objects.filter(state=Deposit.State.PENDING).delete()
         _cursor_move(cursor, block_number=start - 1, block_hash="", genesis_hash=genesis, checkpoints=[])
+    expected = settings.CHAIN_RESTARTS_EXPECTED
+    logger.log(
+        logging.INFO if expected else logging.ERROR,
+        "deposit watcher: %s at CHAIN_RPC_URL (block 0 %s, was %s): watching it from block %s (the old "
+        "chain's cursor was at block %s); %s pending deposit(s) of the old chain dropped, its credited "
+        "deposits kept",
+        "a new chain, as expected (this stack starts a fresh chain each time)" if expected else "a different chain",
+        genesis,
+        old_genesis,
+        start,
+        old_block,
+        dropped,
+    )
     result.chain_reset = True
 
 

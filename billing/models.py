@@ -198,11 +198,23 @@ class OwnershipChallenge(models.Model):
     checked against that one challenge, which no number of newer challenges can displace."""
 
     wallet_address = models.CharField(max_length=42, db_index=True)
+    # Who asked for it (a keyed hash of the caller's address: requester_fingerprint; empty for
+    # in-process callers): issuing is limited per requester, so that one requester's challenges
+    # never use up another's room for the same wallet.
+    requester = models.CharField(max_length=32, blank=True, default="")
     nonce = models.CharField(max_length=64, unique=True)
     message = models.TextField()
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["requester", "created_at"], name="challenge_requester_recent"),
+            models.Index(
+                fields=["wallet_address", "requester", "created_at"], name="challenge_wallet_requester"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.wallet_address} until {self.expires_at:%Y-%m-%d %H:%M}"

@@ -261,15 +261,23 @@ def test_change_permitted_staff_replays_and_revokes(client, customer, dead_deliv
 
 
 # --- the admin login is throttled -------------------------------------------------------------
-def test_admin_login_is_throttled_per_address_and_per_username(client, settings):
+def test_admin_login_is_throttled_per_address_and_a_strangers_failures_never_lock_the_owner_out(
+    client, settings
+):
+    """Finding 6 of the second review: a stranger's wrong passwords for a username blocked its
+    right password from every address for the window. Now the stranger's address is refused,
+    the owner's right password goes through from elsewhere, and each further address that
+    guesses wrong for the attacked username is refused after one guess."""
     settings.ADMIN_LOGIN_MAX_FAILURES = 3
     settings.ADMIN_LOGIN_WINDOW_SECONDS = 600
     tag = secrets.token_hex(4)
     username = f"admin-{tag}"
     get_user_model().objects.create_superuser(username, "a@example.com", "right-password")
-    address = f"198.51.100.{int(tag, 16) % 250 + 1}"
+    stranger = f"198.51.100.{int(tag, 16) % 250 + 1}"
+    owner_address = f"203.0.113.{int(tag, 16) % 250 + 1}"
 
-    def login(password: str, *, user: str = username, ip: str = address):
+    def login(password: str, *, user: str = username, ip: str = stranger):
+        client.logout()
         return client.post(
             "/admin/login/?next=/admin/",
             {"username": user, "password": password, "next": "/admin/"},
@@ -279,20 +287,33 @@ def test_admin_login_is_throttled_per_address_and_per_username(client, settings)
     for _ in range(3):
         resp = login("wrong")
         assert resp.status_code == 200 and "_auth_user_id" not in client.session
-    # The 4th attempt is refused, even with the right password, and says when to come back.
+    # The stranger's 4th attempt is refused, even with the right password, and says when to come back.
     resp = login("right-password")
     assert resp.status_code == 429
     assert 590 <= int(resp["Retry-After"]) <= 600
     assert "_auth_user_id" not in client.session
-    # The username is refused from another address too (many addresses, one account).
-    assert login("right-password", ip="203.0.113.7").status_code == 429
-    # And the address for another username (one address, many accounts).
+    # ... and for another username too (one address, many accounts).
     assert login("whatever", user=f"other-{tag}").status_code == 429
-    # Someone else, elsewhere, logs in.
+    # The owner, elsewhere, logs in with the right password: the stranger's failures are not theirs.
+    resp = login("right-password", ip=owner_address)
+    assert resp.status_code == 302 and resp["Location"] == "/admin/"
+    assert client.session["_auth_user_id"] == str(get_user_model().objects.get(username=username).pk)
+    # The username is under attack: a wrong guess from a new address refuses that address at
+    # once (one guess per address, not three), and its right password too for the window.
+    helper = f"192.0.2.{int(tag, 16) % 250 + 1}"
+    resp = login("guess-1", ip=helper)
+    assert resp.status_code == 429 and "_auth_user_id" not in client.session
+    assert login("right-password", ip=helper).status_code == 429
+    # The stranger is still refused; the owner's address still logs in.
+    assert login("right-password").status_code == 429
+    assert login("right-password", ip=owner_address).status_code == 302
+    # An IPv6 /64 is one requester: rotating addresses inside it does not buy more guesses.
     other = f"staff-{tag}"
     get_user_model().objects.create_superuser(other, "b@example.com", "pw-2")
-    resp = login("pw-2", user=other, ip="192.0.2.55")
-    assert resp.status_code == 302 and client.session["_auth_user_id"]
+    for n in range(3):
+        assert login("wrong", user=other, ip=f"2001:db8:{int(tag, 16) % 9999:x}::{n + 1}").status_code == 200
+    assert login("pw-2", user=other, ip=f"2001:db8:{int(tag, 16) % 9999:x}::ff").status_code == 429
+    assert login("pw-2", user=other, ip="192.0.2.254").status_code == 302
 
 
 def test_admin_login_page_and_successful_login_still_work(client):

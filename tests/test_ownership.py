@@ -118,6 +118,69 @@ def test_a_challenge_cannot_be_pushed_out_and_issuing_is_rate_limited(api, setti
     assert api.get(MESSAGE, {"wallet_address": other.address}).status_code == 200
 
 
+def test_a_strangers_challenges_never_lock_the_owner_out(api, settings):
+    """Finding 6 of the second review: five unauthenticated challenge requests for someone
+    else's wallet gave its owner 429 for ten minutes, renewable forever. Limits are now per
+    requester (for one wallet and over all wallets): the stranger is limited, the owner is not."""
+    settings.OWNERSHIP_CHALLENGES_PER_WALLET = 5
+    settings.OWNERSHIP_CHALLENGES_PER_REQUESTER = 8
+    owner = EthAccount.create()
+    stranger, owner_ip = {"REMOTE_ADDR": "198.51.100.7"}, {"REMOTE_ADDR": "203.0.113.9"}
+    for _ in range(5):
+        assert api.get(MESSAGE, {"wallet_address": owner.address}, **stranger).status_code == 200
+    # The attack goes on (it used to renew the owner's lockout): the stranger alone is refused.
+    for _ in range(3):
+        refused = api.get(MESSAGE, {"wallet_address": owner.address}, **stranger)
+        assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert api.post(REGISTER, {"wallet_address": owner.address}, format="json", **stranger).status_code == 429
+    # The owner, from their own address, gets a challenge (both ways) and proves it.
+    first = api.get(MESSAGE, {"wallet_address": owner.address}, **owner_ip)
+    assert first.status_code == 200
+    challenge_401 = api.post(REGISTER, {"wallet_address": owner.address}, format="json", **owner_ip)
+    assert challenge_401.status_code == 401 and challenge_401.json()["code"] == "ownership_proof_required"
+    proved = api.post(
+        REGISTER,
+        {
+            "wallet_address": owner.address,
+            "nonce": challenge_401.json()["nonce"],
+            "signature": sign(owner, challenge_401.json()["message"]),
+        },
+        format="json",
+        **owner_ip,
+    )
+    assert proved.status_code == 201 and proved.json()["api_key"]
+    assert Account.objects.get(wallet_address=owner.address.lower()).ownership_verified
+    # The stranger's requests for other wallets count too: 8 in all per window, then 429 for any.
+    for _ in range(3):
+        assert api.get(MESSAGE, {"wallet_address": EthAccount.create().address}, **stranger).status_code == 200
+    over = api.get(MESSAGE, {"wallet_address": EthAccount.create().address}, **stranger)
+    assert over.status_code == 429 and over.json()["code"] == "rate_limited"
+    rows = OwnershipChallenge.objects.filter(wallet_address=owner.address.lower())
+    assert rows.count() == 7 and rows.values("requester").distinct().count() == 2
+    # The owner's first challenge, still unused, proves within its validity whatever happened
+    # since (here: a rotation with it, after the account exists).
+    again = prove(api, owner, first.json())
+    assert again.status_code == 200 and again.json()["rotated"] is True
+
+
+def test_an_ipv6_requester_is_its_64_and_an_issued_challenge_proves_after_its_requester_is_limited(
+    api, settings
+):
+    settings.OWNERSHIP_CHALLENGES_PER_WALLET = 3
+    owner = EthAccount.create()
+    issued = api.get(MESSAGE, {"wallet_address": owner.address}, REMOTE_ADDR="2001:db8:5:7::1").json()
+    # Addresses of the same /64 are one requester: rotating them buys no more challenges.
+    for n in (2, 3):
+        ok = api.get(MESSAGE, {"wallet_address": owner.address}, REMOTE_ADDR=f"2001:db8:5:7::{n}")
+        assert ok.status_code == 200
+    limited = api.get(MESSAGE, {"wallet_address": owner.address}, REMOTE_ADDR="2001:db8:5:7:ffff::9")
+    assert limited.status_code == 429
+    # Another /64 is another requester.
+    assert api.get(MESSAGE, {"wallet_address": owner.address}, REMOTE_ADDR="2001:db8:5:8::1").status_code == 200
+    # The first challenge proves though its requester is refused new ones.
+    assert prove(api, owner, issued).status_code == 201
+
+
 def test_a_nonce_proves_once_for_its_own_wallet_and_not_after_it_expires(api):
     from datetime import timedelta
 
@@ -250,3 +313,68 @@ def test_a_deposit_settled_while_its_wallet_proves_ownership_is_credited_exactly
     for n in range(3):
         race(n)
     assert LedgerEntry.objects.filter(kind="deposit").count() == 3 and ledger_audit() == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_challenges_keep_each_requesters_limit_and_no_one_elses(settings):
+    """Twelve concurrent requests from one requester for twelve wallets get exactly its limit;
+    twelve requesters asking at once for one wallet all get theirs."""
+    import threading
+
+    from django.db import connections
+
+    from billing.credits import ChallengeRateLimited, ownership_challenge_issue
+
+    settings.OWNERSHIP_CHALLENGES_PER_REQUESTER = 5
+    settings.OWNERSHIP_CHALLENGES_PER_WALLET = 1
+
+    def run_all(calls) -> tuple[int, int, list[BaseException]]:
+        barrier = threading.Barrier(len(calls))
+        issued, refused, errors = [], [], []
+
+        def run(call) -> None:
+            try:
+                barrier.wait()
+                issued.append(call())
+            except ChallengeRateLimited:
+                refused.append(1)
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=run, args=(c,)) for c in calls]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return len(issued), len(refused), errors
+
+    wallets = [EthAccount.create().address for _ in range(12)]
+    issued, refused, errors = run_all(
+        [lambda w=w: ownership_challenge_issue(wallet_address=w, requester="one-requester") for w in wallets]
+    )
+    assert errors == [] and (issued, refused) == (5, 7)
+    assert OwnershipChallenge.objects.filter(requester="one-requester").count() == 5
+    victim = EthAccount.create().address
+    issued, refused, errors = run_all(
+        [lambda n=n: ownership_challenge_issue(wallet_address=victim, requester=f"r{n}") for n in range(12)]
+    )
+    assert errors == [] and (issued, refused) == (12, 0)
+
+
+def test_expired_challenges_are_pruned_after_their_retention(settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from billing.credits import ownership_challenge_issue
+    from catalog.feeds.retention import feeds_prune
+
+    settings.OWNERSHIP_CHALLENGE_RETENTION_DAYS = 2
+    old = ownership_challenge_issue(wallet_address=EthAccount.create().address, requester="a")
+    fresh = ownership_challenge_issue(wallet_address=EthAccount.create().address, requester="b")
+    OwnershipChallenge.objects.filter(pk=old.pk).update(expires_at=timezone.now() - timedelta(days=3))
+    assert feeds_prune()["billing.OwnershipChallenge"] == 1
+    assert list(OwnershipChallenge.objects.values_list("pk", flat=True)) == [fresh.pk]

@@ -7,7 +7,6 @@ import hashlib
 import logging
 import math
 import time
-from typing import cast
 
 from django.conf import settings
 from django.contrib import admin
@@ -15,10 +14,9 @@ from django.contrib.auth import get_permission_codename
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from rest_framework.request import Request
-from rest_framework.throttling import BaseThrottle
 
 from a2a_service.core.ratelog import log_throttled
+from a2a_service.core.throttling import requester_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -66,76 +64,99 @@ class ReadOnlyAdmin(StaffAdmin):
 LOGIN_KEY_PREFIX = "admin-login:"
 
 
-def _login_keys(request: HttpRequest) -> list[str]:
-    """One counter per client address (as the API's rate limit sees it: NUM_PROXIES) and one
-    per username, so neither many passwords from one address nor one account from many
-    addresses gets more than ADMIN_LOGIN_MAX_FAILURES tries per window."""
-    # get_ident reads only request.META, which a Django HttpRequest has as a DRF Request does.
-    ip = BaseThrottle().get_ident(cast(Request, request))
+def _login_keys(request: HttpRequest) -> tuple[str, str]:
+    """(the requester's counter, the username's counter). The requester is the client address
+    as the API's rate limit sees it (NUM_PROXIES; an IPv6 /64 is one requester)."""
     username = request.POST.get("username", "").strip().lower()
-    return [
-        f"{LOGIN_KEY_PREFIX}ip:{hashlib.sha256(ip.encode()).hexdigest()[:32]}",
+    return (
+        f"{LOGIN_KEY_PREFIX}ip:{requester_fingerprint(request)}",
         f"{LOGIN_KEY_PREFIX}user:{hashlib.sha256(username.encode()).hexdigest()[:32]}",
-    ]
+    )
 
 
-def _login_blocked_for(keys: list[str]) -> float | None:
-    """Seconds until the window of a counter that reached the limit ends, or None."""
+def _login_blocked_for(key: str) -> float | None:
+    """Seconds until the window of `key` ends if it counted ADMIN_LOGIN_MAX_FAILURES, or None."""
     window = settings.ADMIN_LOGIN_WINDOW_SECONDS
-    found = cache.get_many([*keys, *(k + ":since" for k in keys)])
-    waits = [
-        found.get(key + ":since", time.time()) + window - time.time()
-        for key in keys
-        if found.get(key, 0) >= settings.ADMIN_LOGIN_MAX_FAILURES
-    ]
-    return max(waits, default=None)
+    found = cache.get_many([key, key + ":since"])
+    if found.get(key, 0) < settings.ADMIN_LOGIN_MAX_FAILURES:
+        return None
+    return float(found.get(key + ":since", time.time()) + window - time.time())
 
 
-def _login_failed(keys: list[str]) -> None:
+def _login_failed(key: str) -> None:
     window = settings.ADMIN_LOGIN_WINDOW_SECONDS
-    for key in keys:
-        # The first failure opens the window; later ones count in it (an atomic INCR).
-        if cache.add(key, 1, timeout=window):
-            cache.set(key + ":since", time.time(), timeout=window)
-            continue
-        try:
-            cache.incr(key)
-        except ValueError:  # the window ended between add and incr: this failure opens one
-            cache.add(key, 1, timeout=window)
-            cache.set(key + ":since", time.time(), timeout=window)
+    # The first failure opens the window; later ones count in it (an atomic INCR).
+    if cache.add(key, 1, timeout=window):
+        cache.set(key + ":since", time.time(), timeout=window)
+        return
+    try:
+        cache.incr(key)
+    except ValueError:  # the window ended between add and incr: this failure opens one
+        cache.add(key, 1, timeout=window)
+        cache.set(key + ":since", time.time(), timeout=window)
+
+
+def _login_block(key: str) -> None:
+    """Use up the rest of `key`'s failures at once, for a whole window."""
+    window = settings.ADMIN_LOGIN_WINDOW_SECONDS
+    cache.set_many({key: settings.ADMIN_LOGIN_MAX_FAILURES, key + ":since": time.time()}, timeout=window)
+
+
+def _too_many(wait: float) -> HttpResponse:
+    seconds = max(1, math.ceil(wait))
+    # Logged, but not once per refused request: a password-guessing flood would fill the log.
+    log_throttled(logger, "admin-login-refused", "admin login refused: too many failed attempts", exc_info=False)
+    return HttpResponse(
+        f"Too many failed login attempts. Try again in {seconds} seconds.\n",
+        status=429,
+        content_type="text/plain; charset=utf-8",
+        headers={"Retry-After": str(seconds)},
+    )
 
 
 def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-    """The admin site's login view, refusing (429, Retry-After) an address or a username with
-    ADMIN_LOGIN_MAX_FAILURES failed attempts within ADMIN_LOGIN_WINDOW_SECONDS, even with the
-    right password. If the cache cannot be reached, logins are not throttled (logged)."""
+    """The admin site's login view, throttled without letting anyone lock staff out.
+
+    - A requester (client address) with ADMIN_LOGIN_MAX_FAILURES failed attempts within
+      ADMIN_LOGIN_WINDOW_SECONDS is refused (429, Retry-After) until the window ends, even with
+      the right password: its own failures, nobody else's.
+    - A username with that many failures (from any addresses) is under attack: its right
+      password still logs in from any requester that is not itself refused, but each wrong one
+      refuses its requester for a whole window at once. A guesser spread over many addresses
+      gets one guess per address and window instead of ADMIN_LOGIN_MAX_FAILURES, and the
+      account's owner is never refused for a stranger's wrong passwords.
+    If the cache cannot be reached, logins are not throttled (logged)."""
     if request.method != "POST":
         return admin.site.login(request, extra_context)
-    keys = _login_keys(request)
+    requester, username = _login_keys(request)
+    throttled = True
     try:
-        wait = _login_blocked_for(keys)
+        wait = _login_blocked_for(requester)
     except Exception:
         log_throttled(logger, "admin-login-throttle", "admin login not throttled: the cache is unreachable")
-        keys, wait = [], None
+        throttled, wait = False, None
     if wait is not None:
-        seconds = max(1, math.ceil(wait))
-        # Logged, but not once per refused request: a password-guessing flood would fill the log.
-        log_throttled(
-            logger, "admin-login-refused", "admin login refused: too many failed attempts", exc_info=False
-        )
-        return HttpResponse(
-            f"Too many failed login attempts. Try again in {seconds} seconds.\n",
-            status=429,
-            content_type="text/plain; charset=utf-8",
-            headers={"Retry-After": str(seconds)},
-        )
+        return _too_many(wait)
     response = admin.site.login(request, extra_context)
     # A successful admin login redirects with a staff user logged in; anything else failed.
-    if keys and not (response.status_code == 302 and request.user.is_active and request.user.is_staff):
-        try:
-            _login_failed(keys)
-        except Exception:
-            log_throttled(
-                logger, "admin-login-throttle", "admin login not throttled: the cache is unreachable"
-            )
-    return response
+    if not throttled or (response.status_code == 302 and request.user.is_active and request.user.is_staff):
+        return response
+    try:
+        under_attack = _login_blocked_for(username) is not None
+        _login_failed(username)
+        if not under_attack:
+            _login_failed(requester)
+            return response
+        _login_block(requester)
+        log_throttled(
+            logger,
+            "admin-login-attacked",
+            "admin login: a username with %s failed attempts in the window; each wrong password now "
+            "refuses its address for the window",
+            settings.ADMIN_LOGIN_MAX_FAILURES,
+            exc_info=False,
+        )
+    except Exception:
+        log_throttled(logger, "admin-login-throttle", "admin login not throttled: the cache is unreachable")
+        return response
+    return _too_many(settings.ADMIN_LOGIN_WINDOW_SECONDS)

@@ -27,20 +27,27 @@ scope, per caller address like the base budget (ClientRateThrottle.budget)."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import ipaddress
 import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from django.conf import settings
 from redis import Redis
-from rest_framework.throttling import AnonRateThrottle
+from rest_framework.throttling import AnonRateThrottle, BaseThrottle
 
 from a2a_service.core.background import PerProcess, repeat_every
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
 
 logger = logging.getLogger(__name__)
 
@@ -271,3 +278,20 @@ class ThrottleEnviron:
     def __init__(self, environ: dict[str, Any]) -> None:
         self.META = environ
         self.headers = {"x-forwarded-for": environ.get("HTTP_X_FORWARDED_FOR")}
+
+
+def requester_fingerprint(request: Any) -> str:
+    """Who is asking, for limits kept per requester (ownership challenges, admin logins): the
+    caller's address as the rate limit sees it (NUM_PROXIES), an IPv6 address grouped by its
+    /64 (one host commonly holds a whole /64, so its addresses are one requester), keyed with
+    SECRET_KEY so that what is stored names no address. `request` is a DRF or a Django request
+    (get_ident reads only META and headers)."""
+    address = BaseThrottle().get_ident(cast("Request", request)) or ""
+    try:
+        ip = ipaddress.ip_address(address)
+        if ip.version == 6:
+            address = str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    except ValueError:
+        pass  # not an address (a misconfigured proxy's header): the text itself is the requester
+    digest = hmac.new(settings.SECRET_KEY.encode(), b"requester:" + address.encode(), hashlib.sha256)
+    return digest.hexdigest()[:32]

@@ -221,12 +221,21 @@ DEPOSIT_START_BLOCK = env.int("DEPOSIT_START_BLOCK", default=None)
 # ("safe" or "finalized"), and never above head - DEPOSIT_CONFIRMATIONS; "" (or a chain
 # without the tag) uses the confirmations alone.
 DEPOSIT_FINALITY_TAG = env("DEPOSIT_FINALITY_TAG", default="safe")
+# A chain at CHAIN_RPC_URL other than the one read before (another block 0) is expected where the
+# stack starts a fresh chain each time (`make run` sets it for its own anvil): logged at INFO
+# there, at ERROR elsewhere (billing/deposits.py).
+CHAIN_RESTARTS_EXPECTED = env.bool("CHAIN_RESTARTS_EXPECTED", default=False)
 # How many recently read blocks the watcher remembers (number, hash) to find where a
 # reorganised chain forked from what it read.
 DEPOSIT_CHECKPOINTS = env.int("DEPOSIT_CHECKPOINTS", default=256)
-# Ownership challenges (messages to sign) a wallet may be issued per window: beyond it, 429.
+# Ownership challenges (messages to sign) issued per window: per wallet *from one requester*
+# (the caller's address; an IPv6 /64 is one), and per requester over all wallets; beyond
+# either, 429. Nobody's requests use up another requester's room (billing/credits.py).
 OWNERSHIP_CHALLENGES_PER_WALLET = env.int("OWNERSHIP_CHALLENGES_PER_WALLET", default=5)
+OWNERSHIP_CHALLENGES_PER_REQUESTER = env.int("OWNERSHIP_CHALLENGES_PER_REQUESTER", default=20)
 OWNERSHIP_CHALLENGE_WINDOW_SECONDS = env.int("OWNERSHIP_CHALLENGE_WINDOW_SECONDS", default=600)
+# Expired challenges are deleted this many days after they expired (the feeds' pruning pass).
+OWNERSHIP_CHALLENGE_RETENTION_DAYS = env.int("OWNERSHIP_CHALLENGE_RETENTION_DAYS", default=2)
 # A credit call's debit (with its ledger row) commits without waiting for PostgreSQL to
 # flush it to disk (synchronous_commit=off for that transaction only). A database crash can
 # then forget the debits of its last fraction of a second (at most 3x wal_writer_delay):

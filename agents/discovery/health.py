@@ -1,5 +1,10 @@
 """Program health: probes the database, cache, broker and worker heartbeat, and counts the
-catalogs, SKUs, agents and venues."""
+catalogs, SKUs, agents and venues.
+
+Status: `degraded` when a part is down or stale or a feed source is failing; else `warming_up`
+while the first data of a new installation is not in yet (`warming_up` lists what: the worker's
+first heartbeat, a first pass of every feed source, the first analytics pass, the first
+published morning brief; `make run` says "ready" when the list is empty); else `ok`."""
 
 from __future__ import annotations
 
@@ -17,8 +22,10 @@ from agents.discovery import schemas as s
 from catalog.feeds.registry import feeds_all
 from catalog.models import (
     CatalogAgent,
+    EditorialPiece,
     ExchangeMarket,
     FeedState,
+    IntelSnapshot,
     NewsItem,
     PartnerAgent,
     PredictionMarket,
@@ -120,6 +127,24 @@ def feed_adapters() -> list[s.FeedAdapterHealth]:
     return out
 
 
+def warming_up(worker: s.WorkerHealth, adapters: list[s.FeedAdapterHealth]) -> list[s.WarmupStep]:
+    """What a new installation has not had yet (empty once it has had each, for good: a later
+    failure or stale data is `degraded` or the product's own 503, not a warm-up)."""
+    pending: list[s.WarmupStep] = []
+    if worker.status == "unknown":
+        pending.append("worker_heartbeat")
+    if not adapters or any(a.status == "never_run" for a in adapters):
+        pending.append("feed_pass")
+    try:
+        if not IntelSnapshot.objects.exists():
+            pending.append("analytics_pass")
+        if not EditorialPiece.objects.published().filter(kind=EditorialPiece.Kind.MORNING_BRIEF).exists():
+            pending.append("morning_brief")
+    except Exception:
+        log_throttled(health_logger, "health-warmup", "health check: first data unreadable")
+    return pending
+
+
 def program_health(base: str) -> s.ProgramHealthOut:
     database = _timed("database", _check_database)
     cache_h = _timed("cache", _check_cache)
@@ -166,10 +191,14 @@ def program_health(base: str) -> s.ProgramHealthOut:
     except Exception:
         log_throttled(health_logger, "health-feeds", "health check: feed states unreadable")
         adapters = []
-    parts_ok = all(c.status == "ok" for c in (database, cache_h, broker, worker))
+    pending = warming_up(worker, adapters)
+    # A worker without a first heartbeat is still starting (warming_up), not failing.
+    parts_ok = all(c.status == "ok" for c in (database, cache_h, broker)) and worker.status in ("ok", "unknown")
     feeds_ok = all(a.status not in ("failing", "degraded") for a in adapters)
+    status: s.HealthStatus = "degraded" if not (parts_ok and feeds_ok) else "warming_up" if pending else "ok"
     return s.ProgramHealthOut(
-        status="ok" if parts_ok and feeds_ok else "degraded",
+        status=status,
+        warming_up=pending,
         checked_at=iso(timezone.now()) or "",
         database=database,
         cache=cache_h,

@@ -210,8 +210,19 @@ class FeedAdapterHealth(Out):
     )
 
 
+HealthStatus = Literal["ok", "warming_up", "degraded"]
+WarmupStep = Literal["worker_heartbeat", "feed_pass", "analytics_pass", "morning_brief"]
+
+
 class ProgramHealthOut(Out):
-    status: Literal["ok", "degraded"]
+    status: HealthStatus = Field(
+        description="degraded: a part is down or stale, or a feed source failing; else warming_up while the "
+        "first data of a new installation is not in (see warming_up); else ok"
+    )
+    warming_up: list[WarmupStep] = Field(
+        description="what a new installation has not had yet: the worker's first heartbeat, a first pass of "
+        "every feed source, the first analytics pass, the first published morning brief; empty once each is in"
+    )
     checked_at: str
     database: ComponentHealth
     cache: ComponentHealth

@@ -12,6 +12,7 @@ from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters
 from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.schemas import ErrorOut, HTTPValidationError, RateLimitedOut, UnauthorizedOut
+from a2a_service.core.throttling import requester_fingerprint
 from a2a_service.core.views import ApiView, ok
 from billing import schemas as s
 from billing.api.auth import api_key_account
@@ -56,9 +57,11 @@ class ChainUnavailable(ApiError):
     code = "ownership_check_unavailable"
 
 
-def _challenge(wallet_address: str) -> OwnershipChallenge:
+def _challenge(request: Request, wallet_address: str) -> OwnershipChallenge:
     try:
-        return ownership_challenge_issue(wallet_address=wallet_address)
+        return ownership_challenge_issue(
+            wallet_address=wallet_address, requester=requester_fingerprint(request)
+        )
     except ChallengeRateLimited as exc:
         raise TooManyChallenges(exc.retry_after_seconds) from None
 
@@ -73,8 +76,9 @@ class AccountRegisterView(ApiView):
         "{wallet_address, nonce, signature}. A new wallet gets 201 with its API key; a wallet that already has an "
         "account gets a new key (200, the old one is revoked), and its account is marked verified. Deposits are "
         "credited only to a verified account: deposits sent before the proof are credited when it succeeds. "
-        "A challenge proves once and expires after 10 minutes; a wallet is issued a limited number per window "
-        "(429 with Retry-After).",
+        "A challenge proves once and expires after 10 minutes, whatever is asked after it. A limited number is "
+        "issued per window to one requester (caller address) for one wallet, and to one requester over all "
+        "wallets (429 with Retry-After); another requester's challenges never count against yours.",
         operation_id="account_register",
         request=A2aRegisterBody,
         responses={
@@ -89,7 +93,7 @@ class AccountRegisterView(ApiView):
     def post(self, request: Request) -> Response:
         body = parse_body(request, A2aRegisterBody)
         if not body.signature:
-            challenge = _challenge(body.wallet_address)
+            challenge = _challenge(request, body.wallet_address)
             raise OwnershipProofRequired(
                 "sign `message` with this wallet (EIP-191 personal_sign) and POST it again with "
                 "`nonce` and `signature`",
@@ -135,15 +139,16 @@ class OwnershipMessageView(ApiView):
         tags=["accounts"],
         summary="A challenge to sign with your wallet, to register it or get a new API key",
         description="Sign `message` (EIP-191 personal_sign) and POST {wallet_address, nonce, signature} to "
-        "/api/a2a/account/register. A limited number of challenges is issued per wallet and window: "
-        "429 with Retry-After beyond it.",
+        "/api/a2a/account/register. A limited number of challenges is issued per window to one requester "
+        "(caller address) for one wallet and over all wallets: 429 with Retry-After beyond it. Another "
+        "requester's challenges never count against yours.",
         operation_id="account_register_message",
         parameters=query_parameters(WalletQuery),
         responses={200: s.OwnershipMessageOut, 422: HTTPValidationError, 429: RateLimitedOut},
     )
     def get(self, request: Request) -> Response:
         query = parse_query(request, WalletQuery)
-        challenge = _challenge(query.wallet_address)
+        challenge = _challenge(request, query.wallet_address)
         return ok(
             s.OwnershipMessageOut(
                 wallet_address=challenge.wallet_address,
