@@ -36,8 +36,10 @@ def falling(start: float = 100.0, step: float = 0.004) -> Shape:
     return lambda i: start * (1 - step) ** i
 
 
-def band(mid: float = 100.0, amplitude: float = 0.03, period: float = 19.0) -> Shape:
-    return lambda i: mid * (1 + amplitude * math.sin(2 * math.pi * i / period))
+def band(mid: float = 100.0, amplitude: float = 0.03, period: float = 19.0, phase: float = 0.0) -> Shape:
+    """A wave around `mid`, `amplitude` either side, one cycle every `period` bars, started
+    `phase` bars into its cycle (the phase sets where the series ends in the band)."""
+    return lambda i: mid * (1 + amplitude * math.sin(2 * math.pi * (i + phase) / period))
 
 
 def candles_write(
