@@ -22,5 +22,6 @@ from . import (  # noqa: F401
     signals,
     telemetry,
     tokenized,
+    tokenized_desks,
     trading,
 )
