@@ -103,8 +103,11 @@ class SignalRegimeOut(BaseModel):
     atr_pct: float | None
     since: str | None = Field(description="ISO 8601 UTC: the first bar of the current regime")
     bars: int = Field(description="bars in the current regime")
-    range_low: float
-    range_high: float
+    range_low: float = Field(
+        description="lowest low of the regime's bars; in a range, of the band observed over days "
+        "(the longest recent window whose closes crossed its middle at least 4 times)"
+    )
+    range_high: float = Field(description="highest high, likewise")
 
 
 class HistoricalPerformanceOut(BaseModel):
@@ -132,14 +135,25 @@ class DeskSignalRefOut(BaseModel):
 class SignalOut(BaseModel):
     symbol: str
     label: SignalLabel
-    score: float = Field(description="the timeframes' scores weighted by timeframe_weights, in [-1, 1]")
+    score: float = Field(
+        description="the deciding score in [-1, 1]: the timeframes' scores weighted by timeframe_weights, "
+        "or in a 1h range the 1h score alone (mean reversion)"
+    )
     side: Literal["long", "short"] | None = Field(description="null for NEUTRAL")
     confidence: float = Field(description="agreement x (0.5 + 0.5 x the 1h trend strength ADX/40), 0..1")
     agreement: float = Field(description="share of timeframes pointing the same way (neutral counts half)")
     venue: str = Field(description="the venue of the entry price")
     entry: float = Field(description="the freshest close (1m)")
-    stop: float | None = Field(description="SIGNAL_STOP_ATR ATRs (1h) against the trade; null for NEUTRAL")
-    target: float | None = Field(description="SIGNAL_TARGET_ATR ATRs (1h) with the trade; null for NEUTRAL")
+    stop: float | None = Field(
+        description="SIGNAL_STOP_ATR ATRs (1h) against the trade (in a range: no further than the band's edge); "
+        "null for NEUTRAL"
+    )
+    target: float | None = Field(
+        description="SIGNAL_TARGET_ATR ATRs (1h) with the trade (in a range: at most the band's middle); "
+        "null for NEUTRAL"
+    )
+    decided_by: str = Field(description="the timeframe(s) whose score set the label: 1h (a range), 1h+1m")
+    decision: str = Field(description="how the label and levels were decided, in a sentence")
     atr: float | None = Field(description="the 1h ATR the levels are measured in")
     risk_reward: float | None
     horizon_hours: float = Field(description="how long the signal holds: SIGNAL_HORIZON_BARS 1h bars")
@@ -192,6 +206,9 @@ class IntelSignalOut(BaseModel):
     label: SignalLabel
     score: float
     side: Literal["long", "short"] | None
+    decided_by: str | None = Field(
+        default=None, description="the timeframe(s) whose score set the label (null in older snapshots)"
+    )
     confidence: float
     agreement: float
     regime: RegimeLabel
@@ -297,6 +314,8 @@ def signal_payload(sig: SymbolSignal, *, now: datetime, perf: dict[str, Any]) ->
         "target": None if sig.target is None else round(sig.target, 10),
         "atr": None if sig.atr is None else round(sig.atr, 10),
         "risk_reward": _risk_reward(sig),
+        "decided_by": sig.decided_by,
+        "decision": sig.decision,
         "horizon_hours": round(sig.horizon.total_seconds() / 3600, 2),
         "expires_at": iso(now + sig.horizon) if sig.side else None,
         "regime": regime_payload(sig.primary.regime),

@@ -58,8 +58,13 @@ class TokenSignalOut(BaseModel):
     market: str = Field(description="the exchange symbol whose candles were scored (e.g. PAXG/USDT)")
     venue: str = Field(description="the venue of the entry price")
     label: SignalLabel
-    score: float = Field(description="the timeframes' scores weighted by timeframe_weights, in [-1, 1]")
+    score: float = Field(
+        description="the deciding score in [-1, 1]: the timeframes' scores weighted by timeframe_weights, "
+        "or in a 1h range the 1h score alone (mean reversion inside the band)"
+    )
     side: Literal["long", "short"] | None = Field(description="null for NEUTRAL")
+    decided_by: str = Field(description="the timeframe(s) whose score set the label: 1h (a range), 1h+1m")
+    decision: str = Field(description="how the label and levels were decided, in a sentence")
     confidence: float
     agreement: float
     entry: float = Field(description="the freshest close (1m when ingested, else 1h)")
@@ -179,6 +184,8 @@ def token_signals_payload(now: datetime) -> dict[str, Any]:
                 label=sig.label,
                 score=sig.score,
                 side=sig.side,
+                decided_by=sig.decided_by,
+                decision=sig.decision,
                 confidence=sig.confidence,
                 agreement=sig.agreement,
                 entry=round(sig.entry, 10),
