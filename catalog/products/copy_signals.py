@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
 from catalog.analytics.provenance import Provenance, Provenanced
+from catalog.analytics.series import candle_as_of
 from catalog.analytics.signals import PRIMARY
 from catalog.models import Candle, DeskSignal
 from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, TeaserSpec, product
@@ -115,12 +116,11 @@ def _last_close(venue: str, symbol: str) -> tuple[float | None, datetime | None,
         row = (
             Candle.objects.filter(exchange=venue, symbol=symbol, timeframe=tf)
             .order_by("-open_time")
-            .values_list("close", "open_time", "replay")
+            .values_list("close", "open_time", "replay", "observed_at")
             .first()
         )
         if row is not None:
-            step = timedelta(minutes=1) if tf == "1m" else timedelta(hours=1)
-            return float(row[0]), row[1] + step, bool(row[2])
+            return float(row[0]), candle_as_of(row[1], tf, row[3]), bool(row[2])
     return None, None, False
 
 

@@ -84,7 +84,10 @@ class SignalTimeframeOut(BaseModel):
     timeframe: str
     venue: str
     bars: int
-    last_close_at: str | None = Field(description="ISO 8601 UTC: when the newest bar closes")
+    last_close_at: str | None = Field(
+        description="ISO 8601 UTC: when the newest close was true: the newest bar's close time, or while "
+        "that bar is still open, when it was observed (never in the future)"
+    )
     stale: bool
     regime: RegimeLabel
     score: float = Field(description="weighted mean of the votes, in [-1, 1]")
