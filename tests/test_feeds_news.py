@@ -113,6 +113,7 @@ def test_tickers_are_tagged(text, expected):
         ("NVDA jumps 6% as data-center revenue beats estimates", ["NVDA"]),
         ("AAPL falls as iPhone sales slump in China", ["AAPL"]),
         ("Why TSLA and PLTR led the Nasdaq higher on Friday", ["TSLA", "PLTR"]),
+        ("Exxon (XOM.N) and Nvidia (NVDA.O) gain", ["XOM", "NVDA"]),
         ("Nvidia and Microsoft extend gains; Alphabet slips", ["NVDA", "MSFT", "GOOGL"]),
         # Word boundaries: a ticker inside a longer word, a URL slug or a cashtag of its own is
         # not a bare ticker twice, and lower case is prose.

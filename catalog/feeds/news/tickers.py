@@ -11,7 +11,7 @@ A bare word is a ticker only when it is one the service knows, in capitals, a wo
   operator lists one of them as a symbol (Allstate is ALL: "$ALL" or "(NYSE: ALL)" still names it);
 - never in shouted text: in an all-caps stretch every word is in capitals, so "COIN" or "SPY"
   there is a word, not Coinbase or the S&P 500 ETF (a lower-case letter must stand nearby);
-- word boundaries: not inside a longer word or symbol (NVDAX, BRK.B's "BRK"), a URL or a cashtag.
+- word boundaries: not inside a longer word or symbol (NVDAX), a URL or a cashtag.
 Company names count where they name one company only (COMPANY_NAMES, case-sensitive)."""
 
 from __future__ import annotations
@@ -102,11 +102,12 @@ def _bare_re(tickers: frozenset[str]) -> re.Pattern[str] | None:
     if not tickers:
         return None
     # Not after a letter, digit, `$`, `.`, `/` or `-` (a longer symbol, a cashtag, a URL or a
-    # slug), not before a letter, a digit or a `.` followed by a letter (BRK.B, NVDA.O).
+    # slug), not before a letter, a digit or a market suffix (SAP.DE); a Reuters code's
+    # one-letter venue (NVDA.O, XOM.N) still names the ticker.
     return re.compile(
         r"(?<![A-Za-z0-9$./\-])("
         + "|".join(sorted(tickers, key=len, reverse=True))
-        + r")(?![A-Za-z0-9]|\.[A-Za-z])"
+        + r")(?![A-Za-z0-9]|\.[A-Za-z]{2})"
     )
 
 
