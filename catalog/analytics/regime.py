@@ -57,10 +57,6 @@ class Band:
     observed: bool  # False: no window qualified, the band is the regime run's
     rule: str  # how it was chosen, in words and numbers
 
-    @property
-    def middle(self) -> float:
-        return (self.low + self.high) / 2
-
 
 def middle_crossings(closes: FloatArray, middle: float) -> int:
     above = closes >= middle

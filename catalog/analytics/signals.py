@@ -342,8 +342,13 @@ def _in_range(frames: list[TimeframeSignal], entry: float, atr: float | None) ->
         target, stop = max(middle, entry - target_d), min(high, entry + stop_d)
         room = target < entry < stop
     if not room:
-        where = "above" if way > 0 else "below"
-        return neutral(f"the entry {entry:.6g} is at or {where} the band's middle or edge: no room to revert")
+        past_middle = entry >= middle if way > 0 else entry <= middle
+        why = (
+            f"{'at or above' if way > 0 else 'at or below'} the band's middle: no room to revert"
+            if past_middle
+            else f"at the band's {'low' if way > 0 else 'high'}: no room for a stop inside the band"
+        )
+        return neutral(f"the entry {entry:.6g} is {why}")
     return _Decision(
         score,
         side,
