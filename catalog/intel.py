@@ -297,6 +297,7 @@ def signal_brief(sig: SymbolSignal) -> dict[str, Any]:
         "label": sig.label,
         "score": sig.score,
         "side": sig.side,
+        "decided_by": sig.decided_by,
         "confidence": sig.confidence,
         "agreement": sig.agreement,
         "regime": sig.primary.regime.label,
