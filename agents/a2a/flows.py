@@ -30,7 +30,7 @@ from a2a_service.core.errors import PaymentRequired as CreditTooLow
 from a2a_service.core.money import usdc_from_atomic
 from agents.a2a import extension as x
 from agents.a2a.proto import plain_json, to_json
-from agents.a2a.skills import Asked, asked_skill, is_free, skills_all
+from agents.a2a.skills import Asked, agent_answers, agent_skills, asked_skill, is_free, skills_all
 from agents.a2a.store import a2a_task_claim, a2a_task_create, a2a_task_save
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.models import A2aTask
@@ -97,8 +97,10 @@ def _artifact(task: A2aTask, content: Any, description: str) -> dict[str, Any]:
 
 
 def help_message(ctx: Ctx, message: Message) -> dict[str, Any]:
-    """The answer to a message that names no skill: a message (no task) listing the skills."""
-    skills = [s.id for s in skills_all()]
+    """The answer to a message that names no skill: a message (no task) listing the skills
+    this endpoint answers (a catalog agent's own)."""
+    agent = ctx.catalog_agent
+    skills = [s.id for s in (agent_skills(agent) if agent is not None else skills_all())]
     reply: dict[str, Any] = {
         "messageId": uuid.uuid4().hex,
         "role": "ROLE_AGENT",
@@ -126,6 +128,13 @@ def send_message(ctx: Ctx, message: Message, *, task: A2aTask | None) -> A2aTask
         ctx.status = 422
         return help_message(ctx, message)
     ctx.skill = asked.skill
+    agent = ctx.catalog_agent
+    if agent is not None and not agent_answers(agent, asked.skill):
+        listed = ", ".join(s.id for s in agent_skills(agent))
+        raise InvalidParamsError(
+            f"agent {agent.slug} does not sell skill {asked.skill!r}; its skills: {listed}. "
+            f"The hub (/api/a2a/agenthub) answers every skill of /.well-known/agent-card.json"
+        )
     return _start(ctx, asked, message)
 
 

@@ -58,11 +58,17 @@ class ManifestOut(Out):
 
 
 class AgentSkillOut(Out):
+    """A skill the agent's JSON-RPC endpoint (POST /api/a2a/agents/{slug}, SendMessage with a data
+    part {"skill": id}) answers: a SKU it sells (paid) or a free catalog."""
+
     id: str
     name: str
     description: str
     tags: list[str]
     examples: list[str] = []
+    price_usdc: float | None = Field(
+        default=None, description="per call (the SKU's list price; a news item may carry its own); null: free"
+    )
     inputModes: list[str] = ["application/json"]
     outputModes: list[str] = ["application/json"]
 
