@@ -38,6 +38,7 @@ from billing.api.auth import api_key_account
 from billing.api.views import IDEMPOTENCY_KEY_MAX
 from billing.models import Account
 from billing.paid_call import CreditReceipt, Offer, ReplayReceipt, X402Receipt, paid_call, paid_offer
+from billing.rails.base import product_available
 from billing.rails.credits import CreditRail, Idempotency
 from billing.rails.x402 import SettlementPending, x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode
@@ -155,6 +156,10 @@ def _start(ctx: Ctx, asked: Asked, message: Message) -> A2aTask:
         )
     try:
         offer = _offer(asked.skill, asked.params, ctx.base)
+        if not ctx.api_key:
+            # Nothing to deliver now: the task fails with the reason and when to ask again,
+            # instead of asking for a payment that would buy nothing.
+            product_available(offer)
     except ProductUnavailable as exc:
         task = a2a_task_create(
             agent=ctx.agent,
@@ -214,9 +219,11 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
     if ctx.api_key:
         account = api_key_account(ctx.request)
         return _claimed(ctx, task, user, lambda offer: _pay_credits(ctx, task, offer, account, user))
-    # Neither paid nor declined: the requirements again (at today's price).
+    # Neither paid nor declined: the requirements again (at today's price), if there is
+    # something to deliver.
     try:
         offer = _offer(task.skill, task.params, ctx.base)
+        product_available(offer)
     except ApiError as exc:
         return _failed(ctx, task, user, exc)
     return _ask_payment(ctx, task, offer, user)
@@ -325,7 +332,10 @@ def _failed(
     the task fails, nothing was charged."""
     ctx.status = exc.status_code
     charged = bool(exc.extra.get("charged", False))
-    status_message = _text_message(task, detail or exc.detail, {"charged": charged})
+    metadata: dict[str, Any] = {"charged": charged}
+    if "retry_after" in exc.extra:  # nothing to deliver now: when to ask again
+        metadata["retry_after"] = exc.extra["retry_after"]
+    status_message = _text_message(task, detail or exc.detail, metadata)
     return a2a_task_save(
         task=task, state=State.FAILED, messages=[*user, status_message], status_message=status_message
     )

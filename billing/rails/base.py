@@ -11,11 +11,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
+from django.conf import settings
 from x402.schemas import SettleResponse
 
 from a2a_service.core.errors import ProductUnavailable
 from catalog.models import Sku
-from catalog.products.registry import Product, ProductCall, ProductFailed
+from catalog.products.registry import Product, ProductCall, ProductFailed, product_has_content
 
 Content = dict[str, Any]
 
@@ -134,12 +135,32 @@ class Answered(Exception):  # noqa: N818 - a result carried out of a hold, not a
         self.paid = paid
 
 
+def nothing_to_deliver(sku: str, reason: str) -> ProductUnavailable:
+    """503 for a product with nothing to deliver now: the reason, nothing charged, and when to
+    ask again (Retry-After, and retry_after in the body for surfaces without headers)."""
+    retry = int(settings.PRODUCT_UNAVAILABLE_RETRY_SECONDS)
+    return ProductUnavailable(
+        reason,
+        extra={"sku": sku, "charged": False, "retry_after": retry},
+        headers={"Retry-After": str(retry)},
+    )
+
+
+def product_available(offer: Offer) -> None:
+    """Before any payment is asked for or held: a product whose own cheap check says it has
+    nothing to deliver now (no brief yet, no fresh data) is 503, so no agent signs, and no
+    credit is debited, for nothing. A product without a check is taken to have content."""
+    ok, reason = product_has_content(offer.name)
+    if not ok:
+        raise nothing_to_deliver(offer.name, f"{offer.name} has nothing to deliver now: {reason}; nothing was charged")
+
+
 def product_run(offer: Offer) -> Content:
     """Run the product; a product that cannot deliver is ProductUnavailable, nothing charged."""
     try:
         return offer.product.run(offer.call)
     except ProductFailed as exc:
-        raise ProductUnavailable(str(exc), extra={"sku": offer.name, "charged": False}) from exc
+        raise nothing_to_deliver(offer.name, str(exc)) from exc
 
 
 def product_ready(offer: Offer) -> None:
