@@ -232,3 +232,15 @@ def test_credits_are_not_debited_and_not_enough_credit_is_not_asked_to_top_up(ap
     publish_brief()
     paid = api.get(BRIEF, HTTP_X_API_KEY=key)
     assert paid.status_code == 200 and balance(account) == 1_000_000 - 80_000
+
+
+def test_a_route_with_a_free_tier_serves_it_to_a_key_short_of_credit_as_before(api):
+    """copy-trade's free tier (delayed, masked) is what a caller who does not pay gets; a key
+    without enough credit still gets it while the paid content has nothing to deliver."""
+    poor_key, poor = funded(0.01)  # copy_signals costs 0.15
+    resp = api.get("/api/a2a/signals/copy-trade", HTTP_X_API_KEY=poor_key)
+    assert resp.status_code == 200 and resp["X-Tier"] == "free" and resp.json()["orders"] == []
+    assert balance(poor) == 10_000
+    key, account = funded(1.0)  # enough credit: the paid content, which has nothing (503, uncharged)
+    resp = api.get("/api/a2a/signals/copy-trade", HTTP_X_API_KEY=key)
+    assert resp.status_code == 503 and resp["Retry-After"] and balance(account) == 1_000_000

@@ -32,7 +32,7 @@ from billing.paid_call import (
     paid_call,
     paid_offer,
 )
-from billing.rails.base import product_available
+from billing.rails.base import NothingToDeliver, product_available
 from billing.rails.credits import CreditRail, Idempotency, credit_headers
 from billing.rails.x402 import x402_challenge, x402_payment
 from billing.schemas import WhaleTokenPaysNothingOut
@@ -315,8 +315,9 @@ class CreditRouteView(ApiView):
             return credit_serve(request=request, account=account, offer=offer)
         try:
             return credit_serve(request=request, account=account, offer=offer)
-        except PaymentRequired:
-            # Not enough credit (nothing was charged): the free tier instead of a 402.
+        except (PaymentRequired, NothingToDeliver):
+            # Not enough credit (nothing was charged; NothingToDeliver: and the paid content
+            # has nothing to deliver anyway): the free tier instead of a 402 or a 503.
             return free_serve(free, offer)
 
     def _offer(self, request: Request, path: dict[str, Any], body: BaseModel | None = None) -> Offer:

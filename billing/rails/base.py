@@ -135,24 +135,30 @@ class Answered(Exception):  # noqa: N818 - a result carried out of a hold, not a
         self.paid = paid
 
 
-def nothing_to_deliver(sku: str, reason: str) -> ProductUnavailable:
-    """503 for a product with nothing to deliver now: the reason, nothing charged, and when to
-    ask again (Retry-After, and retry_after in the body for surfaces without headers)."""
+def _retry_after() -> tuple[dict[str, Any], dict[str, str]]:
+    """When to ask a product with nothing to deliver again: in the body (for surfaces without
+    headers: MCP, A2A) and as Retry-After."""
     retry = int(settings.PRODUCT_UNAVAILABLE_RETRY_SECONDS)
-    return ProductUnavailable(
-        reason,
-        extra={"sku": sku, "charged": False, "retry_after": retry},
-        headers={"Retry-After": str(retry)},
-    )
+    return {"retry_after": retry}, {"Retry-After": str(retry)}
+
+
+class NothingToDeliver(ProductUnavailable):
+    """Asked before a payment is asked for (product_available): the product's own check says it
+    has nothing to deliver now, so no payment is asked for; a 503 like the product's own."""
 
 
 def product_available(offer: Offer) -> None:
-    """Before any payment is asked for or held: a product whose own cheap check says it has
-    nothing to deliver now (no brief yet, no fresh data) is 503, so no agent signs, and no
-    credit is debited, for nothing. A product without a check is taken to have content."""
+    """Before a payment is asked for: a product whose own cheap check says it has nothing to
+    deliver now (no brief yet, no fresh data) is 503, so no agent signs, and nobody is asked to
+    top up, for nothing. A product without a check is taken to have content."""
     ok, reason = product_has_content(offer.name)
     if not ok:
-        raise nothing_to_deliver(offer.name, f"{offer.name} has nothing to deliver now: {reason}; nothing was charged")
+        body, headers = _retry_after()
+        raise NothingToDeliver(
+            f"{offer.name} has nothing to deliver now: {reason}; nothing was charged",
+            extra={"sku": offer.name, "charged": False, **body},
+            headers=headers,
+        )
 
 
 def product_run(offer: Offer) -> Content:
@@ -160,7 +166,10 @@ def product_run(offer: Offer) -> Content:
     try:
         return offer.product.run(offer.call)
     except ProductFailed as exc:
-        raise nothing_to_deliver(offer.name, str(exc)) from exc
+        body, headers = _retry_after()
+        raise ProductUnavailable(
+            str(exc), extra={"sku": offer.name, "charged": False, **body}, headers=headers
+        ) from exc
 
 
 def product_ready(offer: Offer) -> None:
