@@ -13,8 +13,13 @@ from catalog.api.schemas import SkuOut
 
 
 class StorefrontSkuOut(SkuOut):
-    sales_30d: int = Field(description="settled sales in the last 30 days")
-    revenue_30d_usdc: float
+    sales_30d: int = Field(description="paid calls sold in the last 30 days, whatever paid them")
+    sales_30d_by_rail: dict[str, int] = Field(
+        default_factory=dict, description="sales_30d by the rail that paid (x402, credits, session, mcp_managed_pack)"
+    )
+    revenue_30d_usdc: float = Field(
+        description="money taken for it (x402 and credits; a call a prepaid pack covered adds none)"
+    )
     sales_all_time: int
     revenue_all_time_usdc: float
     trust_score: float = Field(
