@@ -102,3 +102,9 @@ def watch_brief_availability(sender: type, **kwargs: Any) -> None:
     from catalog.availability import availability_watch
 
     transaction.on_commit(availability_watch)
+
+
+@receiver(product_availability_changed)
+def forget_stored_free_documents_on_availability(sender: Any, **kwargs: Any) -> None:
+    """The stored teasers say whether their product is available: a change makes them stale."""
+    transaction.on_commit(free_documents_forget)

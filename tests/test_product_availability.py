@@ -144,6 +144,27 @@ def test_a_stored_challenge_past_its_own_expiry_is_not_served(wsgi, django_calls
     assert len(django_calls) == calls + 1
 
 
+def test_a_stored_teaser_follows_its_products_availability(wsgi, django_capture_on_commit_callbacks):
+    """The teasers stored in front of Django say whether their product is available: a change
+    seen by a refresh (a pass's end) drops them too, though no write told the cache."""
+    from a2a_service.core.fastcache import FREE_LOCAL
+
+    FREE_LOCAL.ensure_started()
+    assert FREE_LOCAL._listening.wait(5)
+    FREE_LOCAL.clear()
+    teaser = "/api/a2a/teaser/morning-brief"
+    brief = publish_brief()
+    with django_capture_on_commit_callbacks(execute=True):
+        availability_refresh()
+    assert json.loads(wsgi.get(teaser).data)["available"] is True
+    old = timezone.now() - timedelta(days=3)
+    EditorialPiece.objects.filter(pk=brief.pk).update(published_at=old, composed_at=old)  # no signal
+    assert json.loads(wsgi.get(teaser).data)["available"] is True  # the stored teaser
+    with django_capture_on_commit_callbacks(execute=True):
+        assert "morning_brief" in availability_refresh()
+    assert json.loads(wsgi.get(teaser).data)["available"] is False
+
+
 def test_availability_refresh_reports_changes_only_and_drops_the_stored_challenges(
     wsgi, django_capture_on_commit_callbacks
 ):
