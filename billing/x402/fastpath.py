@@ -15,8 +15,9 @@ database. A challenge is stored only while its product has something to deliver 
 answers 503 otherwise, and that is not stored): a change of a product's availability seen
 by catalog/availability.py drops them all the same way, and a product with an availability
 check has its challenge stored for PRODUCT_AVAILABILITY_RECHECK_SECONDS only (in Redis and
-in each process's copy), since its data may go stale with no write to announce it. Challenges served from a process's copy are counted in memory and added to the
-Redis counters every second (and at exit). Requests with a payment proof, an API key, an
+in each process's copy), since its data may go stale with no write to announce it.
+Challenges served from a process's copy are counted in memory and added to the Redis
+counters every second (and at exit). Requests with a payment proof, an API key, an
 Origin (CORS), or a query other than the product's own parameters always go to Django."""
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ class ChallengeFastPath:
         if not stored:
             return self.app(environ, start_response)
         decoded, remaining = _decode(stored)
-        if remaining <= 0:  # expired between Redis's clock and ours: Django answers
+        if remaining <= 0:  # past its expiry by our clock (Redis's lags): Django answers it
             return self.app(environ, start_response)
         LOCAL.put(key, decoded, generation, ttl=remaining)
         start_response("402 Payment Required", decoded[2])
