@@ -39,6 +39,7 @@ from catalog.analytics.provenance import Provenance
 from catalog.analytics.regime import Regime
 from catalog.analytics.signals import SymbolSignal, TimeframeSignal, signals_compute
 from catalog.analytics.track import Record, record_of
+from catalog.availability import availability_watch
 from catalog.feeds.retention import retention_register
 from catalog.models import DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot
 from catalog.track_record import (
@@ -479,6 +480,7 @@ def intel_compute(*, now: datetime | None = None) -> IntelRun:
         return _compute(now or timezone.now())
     finally:
         cache.delete(LOCK_KEY)
+        availability_watch()  # what the pass changed may make a product (un)available
 
 
 def _compute(now: datetime) -> IntelRun:

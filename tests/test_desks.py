@@ -209,8 +209,9 @@ def test_a_trending_symbol_is_not_in_the_grid_desk(api, buyer):
 
 
 def test_grid_desk_unknown_symbol_404_bad_input_422_stale_503(api, buyer):
-    # Nothing ingested yet: offered (402 unpaid), and 503 uncharged when paid.
-    assert api.get(GRID, {"symbol": "NOPE/USDT"}).status_code == 402
+    # Nothing ingested yet: 503 unpaid (no payment asked for nothing), and uncharged when paid.
+    unpaid = api.get(GRID, {"symbol": "NOPE/USDT"})
+    assert unpaid.status_code == 503 and unpaid["Retry-After"] and "PAYMENT-REQUIRED" not in unpaid
     buy(api, buyer, GRID, status=503)
     candles_write(symbol="BAND/USDT", shape=band(), bars=200, end=timezone.now() - timedelta(hours=5))
     buy(api, buyer, GRID, {"symbol": "NOPE/USDT"}, status=404)
@@ -411,8 +412,8 @@ def test_decision_pack_go_and_its_inputs(api, buyer):
 def test_decision_pack_bad_input_unknown_symbol_and_stale_candles(api, buyer):
     buy(api, buyer, PACK, {"side": "sideways"}, status=422)
     buy(api, buyer, PACK, {"notional_usdc": "-5"}, status=422)
-    # Nothing ingested yet: the default symbol is offered (402) and, paid, answers 503 uncharged.
-    assert api.get(PACK).status_code == 402
+    # Nothing ingested yet: 503 unpaid (no payment asked for nothing), and uncharged when paid.
+    assert api.get(PACK).status_code == 503
     buy(api, buyer, PACK, status=503)
     candles_write(symbol="BTC/USDT", shape=band(), bars=200, end=timezone.now() - timedelta(hours=3))
     buy(api, buyer, PACK, {"symbol": "NOPE/USDT"}, status=404)

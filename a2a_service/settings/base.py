@@ -317,6 +317,13 @@ CELERY_BEAT_SCHEDULE["reconcile-payments"] = {
     "schedule": PAYMENT_RECONCILE_SECONDS,
 }
 X402_MAX_TIMEOUT_SECONDS = env.int("X402_MAX_TIMEOUT_SECONDS", default=120)
+# A product with nothing to deliver now (its spec's `available` check says no) is answered 503
+# with this Retry-After on every paid surface, unpaid calls included: no payment is asked for
+# nothing. A stored 402 challenge of a product with such a check lives at most
+# PRODUCT_AVAILABILITY_RECHECK_SECONDS (its data may go stale by time alone); a change of
+# availability seen at a feed or analytics pass, a brief or a prune drops them at once.
+PRODUCT_UNAVAILABLE_RETRY_SECONDS = env.int("PRODUCT_UNAVAILABLE_RETRY_SECONDS", default=60)
+PRODUCT_AVAILABILITY_RECHECK_SECONDS = env.int("PRODUCT_AVAILABILITY_RECHECK_SECONDS", default=10)
 # The agent-payment network rail exists but is disabled (interface: payment_alternatives).
 SKYFIRE_RAIL_ENABLED = env.bool("SKYFIRE_RAIL_ENABLED", default=False)
 AGENTVERSE_NEWS_AGENT = env("AGENTVERSE_NEWS_AGENT", default="")
