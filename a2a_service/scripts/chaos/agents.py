@@ -21,6 +21,7 @@ from eth_account.signers.local import LocalAccount
 from x402 import x402ClientSync
 from x402.http import x402HTTPClientSync
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
+from x402.mechanisms.evm.signers import EthAccountSigner
 
 from .chain import deposit_send, new_wallet
 from .stack import Timeline
@@ -158,7 +159,7 @@ class Agent(threading.Thread):
     # -- x402 ------------------------------------------------------------------------------------
     def x402_client(self) -> tuple[x402ClientSync, x402HTTPClientSync]:
         if not hasattr(self, "_x402"):
-            client = register_exact_evm_client(x402ClientSync(), self.wallet)
+            client = register_exact_evm_client(x402ClientSync(), EthAccountSigner(self.wallet))
             # A session pack costs more than the client's default $1 cap per payment.
             client.set_spend_controls({"max_amount_per_payment": "$5"})
             self._x402 = (client, x402HTTPClientSync(client))
@@ -222,7 +223,7 @@ class Agent(threading.Thread):
             nonce=nonce,
             amount=int(getattr(required.accepts[0], "amount", 0) or 0),
             attempts=attempts,
-            statuses=statuses[-8:],
+            statuses=statuses[-40:],
             tx=tx,
             header=header,
         )

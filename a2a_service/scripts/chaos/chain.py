@@ -8,13 +8,13 @@ import socket
 import subprocess
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from hexbytes import HexBytes
 from web3 import Web3
-from web3.types import RPCEndpoint
+from web3.types import RPCEndpoint, TxParams, Wei
 
 from billing.chain.localchain import (
     DEPLOYER,
@@ -88,7 +88,7 @@ class Chain:
             out += self.w3.eth.get_logs(
                 {
                     "address": Web3.to_checksum_address(USDC),
-                    "topics": topics,  # type: ignore[typeddict-item]
+                    "topics": topics,
                     "fromBlock": start,
                     "toBlock": min(start + step - 1, to),
                 }
@@ -137,16 +137,15 @@ def deposit_send(rpc_url: str, wallet: LocalAccount, amount_atomic: int) -> str:
     anvil (never through the service's proxy: a deposit is sent whatever the service sees)."""
     w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 10}))
     token = usdc_contract(w3, USDC)
-    tx = token.functions.transfer(Web3.to_checksum_address(TREASURY), amount_atomic).build_transaction(
-        {
-            "from": wallet.address,
-            "nonce": w3.eth.get_transaction_count(wallet.address, "pending"),
-            "gas": 120_000,
-            "gasPrice": int(w3.eth.gas_price) * 2,
-            "chainId": w3.eth.chain_id,
-        }
-    )
-    signed = wallet.sign_transaction(tx)
+    params: TxParams = {
+        "from": wallet.address,
+        "nonce": w3.eth.get_transaction_count(wallet.address, "pending"),
+        "gas": 120_000,
+        "gasPrice": Wei(int(w3.eth.gas_price) * 2),
+        "chainId": w3.eth.chain_id,
+    }
+    tx = token.functions.transfer(Web3.to_checksum_address(TREASURY), amount_atomic).build_transaction(params)
+    signed = wallet.sign_transaction(cast(dict[str, Any], tx))
     sent: HexBytes = w3.eth.send_raw_transaction(signed.raw_transaction)
     receipt = w3.eth.wait_for_transaction_receipt(sent, timeout=60)
     if receipt["status"] != 1:

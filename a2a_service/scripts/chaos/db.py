@@ -68,7 +68,7 @@ def dump() -> dict[str, Any]:
                 "amount": e.amount_atomic,
                 "kind": e.kind,
                 "reference": e.reference,
-                "sku": e.sku.sku if e.sku_id else None,
+                "sku": e.sku.sku if e.sku is not None else None,
                 "deposit": e.deposit_id,
             }
             for e in LedgerEntry.objects.select_related("sku").order_by("id")

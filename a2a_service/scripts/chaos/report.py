@@ -92,12 +92,12 @@ def table(
     ]
     for route in sorted({k[0] for k in rows}):
         for phase in order:
-            row = rows.get((route, phase))
-            if row is None:
+            cell = rows.get((route, phase))
+            if cell is None:
                 continue
             lines.append(
-                f"{route[:29]:<30}{phase:<15}{row['n']:>7}{row['ok'] / seconds[phase]:>8.2f}"
-                f"{_pct(row['ms'], 0.5):>9.0f}{_pct(row['ms'], 0.99):>9.0f}{row['4xx']:>6}{row['5xx']:>6}{row['none']:>6}"
+                f"{route[:29]:<30}{phase:<15}{cell['n']:>7}{cell['ok'] / seconds[phase]:>8.2f}"
+                f"{_pct(cell['ms'], 0.5):>9.0f}{_pct(cell['ms'], 0.99):>9.0f}{cell['4xx']:>6}{cell['5xx']:>6}{cell['none']:>6}"
             )
     lines.append(
         "phase seconds: " + ", ".join(f"{p} {seconds[p]:.0f}" for p in order)
@@ -142,6 +142,28 @@ def log_findings(logs: Path) -> list[str]:
         if kinds:
             lines.append(f"  {log.name}: {sum(kinds.values())} error lines, {tracebacks} tracebacks")
             lines += [f"    {n:>5} x {kind}" for kind, n in kinds.most_common(8)]
+    return lines
+
+
+def refusals_by_phase(
+    requests: list[dict[str, Any]], windows: list[Window], load_start: float, load_end: float
+) -> list[str]:
+    """Why requests were not answered as expected, per phase: (route, status, code) counts."""
+    kinds: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in requests:
+        route = _route(r["route"])
+        phase = phase_of(r["t"], windows, load_start, load_end)
+        if route is None or phase is None:
+            continue
+        status = r["status"]
+        if (status == 402 and route.startswith("x402 challenge")) or 200 <= status < 300:
+            continue
+        kinds[phase][f"{route} {status or r.get('error', 'no answer')} {r.get('code', '')}".strip()] += 1
+    lines = []
+    for phase in ["calm", *(w.name for w in windows)]:
+        if kinds.get(phase):
+            top = ", ".join(f"{n} x {k}" for k, n in kinds[phase].most_common(6))
+            lines.append(f"  {phase}: {top}")
     return lines
 
 

@@ -22,7 +22,7 @@ from .agents import PROOF_RETRY_SECONDS, Agent, Ctx, Recorder
 from .chain import Chain, TcpProxy
 from .faults import FAULTS, Faults, Services
 from .receivers import KINDS, Receiver
-from .report import log_findings, rules_text, server_errors, table
+from .report import log_findings, refusals_by_phase, rules_text, server_errors, table
 from .roles import CreditAgent, agents_build, role_counts
 from .stack import (
     DB_NAME,
@@ -35,7 +35,7 @@ from .stack import (
     service_commands,
     service_env,
 )
-from .verify import Evidence, Rule, verify
+from .verify import Evidence, Rule, numbers, verify
 
 USDC_PER_WALLET = 200_000_000
 
@@ -51,12 +51,16 @@ class Options:
     web_workers: int = 2
     web_threads: int = 4
     news_items: int = 60
+    # The webhook retry schedule (Standard Webhooks', ~27 h in all) compressed so that the
+    # failing receiver's deliveries reach their dead letter within the drain (0.0005: ~50 s).
+    webhook_retry_scale: float = 0.0005
     out: Path = ROOT / ".run" / "chaos"
 
 
 @dataclass
 class Outcome:
     rules: list[Rule]
+    numbers: dict[str, int]
     run_dir: Path
     text: str
 
@@ -129,7 +133,7 @@ def _collect(agents: list[Agent], dump: dict[str, Any], recorder: Recorder) -> s
     by_name = {a.name: a for a in agents}
     collected: set[str] = set()
     payments = {(p["payer"], p["nonce"]): p for p in dump["payments"]}
-    for o in [o for o in recorder.ops if o["op"] == "x402" and o["outcome"] != "served"]:
+    for o in [o for o in recorder.ops if o["op"] == "x402" and o["outcome"] != "served" and o.get("header")]:
         p = payments.get((o["payer"], o["nonce"]))
         if p is None or p["state"] != "settled" or p["delivered"]:
             continue
@@ -182,6 +186,7 @@ def run(opts: Options) -> Outcome:
         proxy = TcpProxy(ports.rpc_proxy, ports.anvil)
         proxy.restore()
         env = service_env(ports, run_dir, database_url=pg.url(), redis_url=redis.url())
+        env["WEBHOOK_RETRY_SCALE"] = str(opts.webhook_retry_scale)
         timeline.note("setup", "database, Redis, chain up; migrating and seeding")
         prepared = json.loads(_db_tool(env, "setup", str(opts.news_items)).strip().splitlines()[-1])
         timeline.note("setup", "migrated and seeded; starting the service")
@@ -252,6 +257,9 @@ def run(opts: Options) -> Outcome:
             *(f"  {w.name:<14} {w.start - load_start:6.1f}s .. {w.end - load_start:6.1f}s  {w.detail}" for w in windows),
             *(f"  injection error: {e}" for e in faults.errors),
             "",
+            "== answers other than expected, by phase (route, status, code)",
+            *refusals_by_phase(recorder.requests, windows, load_start, load_end),
+            "",
             "== money rules",
             *rules_text(rules),
             "",
@@ -262,13 +270,14 @@ def run(opts: Options) -> Outcome:
             "  service logs:",
             *log_findings(logs),
             "",
+            "checked: " + ", ".join(f"{k} {v}" for k, v in numbers(evidence).items()),
             f"money rules: {'all held' if all(r.held for r in rules) else 'BROKEN'}; records in {run_dir}",
         ]
         text = "\n".join(lines)
         (run_dir / "report.txt").write_text(text + "\n")
         (run_dir / "timeline.json").write_text(json.dumps(timeline.events, indent=1))
         print("\n" + text, flush=True)
-        return Outcome(rules=rules, run_dir=run_dir, text=text)
+        return Outcome(rules=rules, numbers=numbers(evidence), run_dir=run_dir, text=text)
     finally:
         if ctx is not None:
             ctx.stop.set()

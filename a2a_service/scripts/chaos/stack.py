@@ -264,7 +264,6 @@ def service_env(ports: Ports, run_dir: Path, *, database_url: str, redis_url: st
         "THROTTLE_ANON": "100000000/min",
         "OWNERSHIP_CHALLENGES_PER_REQUESTER": "100000",
         "WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
-        "WEBHOOK_RETRY_SCALE": os.environ.get("CHAOS_WEBHOOK_RETRY_SCALE", "0.0005"),
         "PAYMENT_RECONCILE_SECONDS": "5",
         "PAYMENT_CLAIM_STALE_SECONDS": "30",
         "DEPOSIT_POLL_SECONDS": "2",

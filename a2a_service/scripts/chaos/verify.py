@@ -95,11 +95,11 @@ def rule_x402(ev: Evidence) -> Rule:
     for key, p in by_key.items():
         if p["state"] != "settled" or key in served or p["nonce"] in ev.collected:
             continue
-        o = attempted.get(key)
+        tried = attempted.get(key)
         if not p["delivered"]:
             undelivered += 1
             rule.fail(f"settled payment {p['id']} ({p['sku']}) never delivered, not collectable")
-        elif o is not None and _in_flight_at_kill(ev, o["agent"], o["t0"], o["t"]):
+        elif tried is not None and _in_flight_at_kill(ev, tried["agent"], tried["t0"], tried["t"]):
             lost_at_kill += 1
         else:
             rule.fail(f"settled payment {p['id']} ({p['sku']}) marked delivered but its payer never got the answer")
@@ -151,11 +151,11 @@ def rule_credits(ev: Evidence) -> Rule:
                 rule.fail(f"account {account}: {len(rows)} debits ({debited}) but {len(charged_rows)} stored "
                           f"answers charging {kept}")
             for c in stored[account]:
-                o = idem_served.get(c["key"])
-                if o is None and c["key"] not in ev.collected:
+                answer = idem_served.get(c["key"])
+                if answer is None and c["key"] not in ev.collected:
                     rule.fail(f"account {account}: a stored paid answer ({c['path']}) its agent never received")
-                elif o is not None and o["charged"] != _charged_header(c["headers"]):
-                    rule.fail(f"account {account}: answer said {o['charged']} charged, stored {c['headers']}")
+                elif answer is not None and answer["charged"] != _charged_header(c["headers"]):
+                    rule.fail(f"account {account}: answer said {answer['charged']} charged, stored {c['headers']}")
         else:
             answered = sum(o["charged"] for o in ops if o["outcome"] == "served")
             lost = [o for o in ops if o["outcome"].startswith(("unanswered", "error:"))]
@@ -312,6 +312,26 @@ def rule_ledger(ev: Evidence) -> Rule:
 
 # Each payment route's rule; a new route (issue 26's schemes) adds its own here.
 RULES = [rule_x402, rule_credits, rule_news, rule_sessions, rule_deposits, rule_webhooks, rule_ledger]
+
+
+def numbers(ev: Evidence) -> dict[str, int]:
+    """How much each rule had to check (a run where a route did nothing proves nothing about it)."""
+    d = ev.dump
+    return {
+        "x402_settled": sum(1 for p in d["payments"] if p["state"] == "settled"),
+        "x402_answers": sum(1 for o in ev.ops if o["op"] == "x402" and o["outcome"] == "served"),
+        "credit_debits": sum(len(rows) for rows in _credit_debits(ev).values()),
+        "credit_answers": sum(1 for o in ev.ops if o["op"] == "credit" and o["outcome"] == "served"),
+        "news_unlocks": len(d["news_unlocks"]),
+        "sessions": len(d["sessions"]),
+        "session_calls": sum(s["calls_used"] for s in d["sessions"]),
+        "deposits_sent": sum(1 for o in ev.ops if o["op"] == "deposit" and o["outcome"] == "sent"),
+        "deposits_credited": sum(1 for x in d["deposits"] if x["state"] == "credited"),
+        "deposits_sent_rpc_cut": sum(1 for o in ev.ops if o["op"] == "deposit" and o.get("during_outage")),
+        "webhooks_delivered": sum(1 for x in d["deliveries"] if x["state"] == "delivered"),
+        "webhooks_dead": sum(1 for x in d["deliveries"] if x["state"] == "dead"),
+        "webhook_refunds": sum(1 for e in d["ledger"] if e["reference"].startswith(WEBHOOK_REFUND)),
+    }
 
 
 def verify(ev: Evidence) -> list[Rule]:
