@@ -84,8 +84,9 @@ class CreditAgent(Agent):
         self.last_topup = 0.0
 
     def setup(self) -> None:
+        """Register (the first deposit, sent before, is credited once the wallet proves it is
+        its owner) and subscribe the webhook."""
         self.key = self.register()
-        self.deposit(DEPOSIT_ATOMIC)
         if not self.wait_credited(self.key):
             raise RuntimeError(f"{self.name}: the first deposit was not credited within 90 s")
         self.balance_seen = DEPOSIT_ATOMIC

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import requests
 
-from .agents import PROOF_RETRY_SECONDS, Agent, Ctx, Recorder
+from .agents import DEPOSIT_ATOMIC, PROOF_RETRY_SECONDS, Agent, Ctx, Recorder
 from .chain import Chain, TcpProxy
 from .faults import FAULTS, Faults, Services
 from .receivers import KINDS, Receiver
@@ -187,26 +187,45 @@ def run(opts: Options) -> Outcome:
         proxy.restore()
         env = service_env(ports, run_dir, database_url=pg.url(), redis_url=redis.url())
         env["WEBHOOK_RETRY_SCALE"] = str(opts.webhook_retry_scale)
-        timeline.note("setup", "database, Redis, chain up; migrating and seeding")
-        prepared = json.loads(_db_tool(env, "setup", str(opts.news_items)).strip().splitlines()[-1])
-        timeline.note("setup", "migrated and seeded; starting the service")
-        hook_ports = {"ok": ports.hook_ok, "slow": ports.hook_slow, "fail": ports.hook_fail}
-        receivers = {kind: Receiver(kind, hook_ports[kind]) for kind in KINDS}
+        timeline.note("setup", "database, Redis, chain up; migrating and seeding while the service starts")
         supervisor = Supervisor(
             service_commands(ports.web, opts.web_workers, opts.web_threads, run_dir), env, logs, timeline
         )
-        supervisor.start_all()
+        # The web server and the workers import Django while the database is migrated (nothing
+        # reaches them before beat starts and health answers); beat reads its schedule from the
+        # migrated tables, so it starts after.
+        supervisor.start_all(["web", "worker", "webhooks"])
+        setup = subprocess.Popen(
+            [sys.executable, "-m", "a2a_service.scripts.chaos.db", "setup", str(opts.news_items)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        hook_ports = {"ok": ports.hook_ok, "slow": ports.hook_slow, "fail": ports.hook_fail}
+        receivers = {kind: Receiver(kind, hook_ports[kind]) for kind in KINDS}
         base = f"http://127.0.0.1:{ports.web}"
-        _wait_health(base)
-        timeline.note("setup", "service up; funding wallets and setting up agents")
         ctx = Ctx(base=base, rpc_url=chain.url, timeline=timeline, recorder=recorder,
-                  news_ids=prepared["news_ids"], hooks={k: r.url for k, r in receivers.items()})
+                  news_ids=[], hooks={k: r.url for k, r in receivers.items()})
         agents = agents_build(opts.agents, ctx)
         payers = [a.wallet for a in agents if a.role in ("x402", "session")]
-        spenders = [a.wallet for a in agents if isinstance(a, CreditAgent)]
+        spenders = [a for a in agents if isinstance(a, CreditAgent)]
         chain.fund(payers, USDC_PER_WALLET, gas=False)
-        chain.fund(spenders, USDC_PER_WALLET, gas=True)
+        chain.fund([a.wallet for a in spenders], USDC_PER_WALLET, gas=True)
+        # Each credit account's first deposit goes out before its wallet is registered (before
+        # the service even serves): the watcher keeps it unmatched, registration credits it.
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda a: a.deposit(DEPOSIT_ATOMIC), spenders))
         chain.interval_mining(1)
+        assert setup.stdout is not None
+        for line in setup.stdout:
+            if line.strip() == "migrated":
+                supervisor.start_all()  # beat: its tables are there
+                break
+        out, err = setup.communicate(timeout=600)
+        if setup.returncode != 0:
+            raise RuntimeError(f"migrate/seed failed: {err.strip()[-1500:]}")
+        ctx.news_ids[:] = json.loads(out.strip().splitlines()[-1])["news_ids"]
+        timeline.note("setup", "migrated and seeded; wallets funded, first deposits sent")
+        _wait_health(base)
+        timeline.note("setup", "service up; agents register")
         with ThreadPoolExecutor(max_workers=16) as pool:
             failures = [f.exception() for f in [pool.submit(a.setup) for a in agents]]
         if errors := [str(e) for e in failures if e is not None]:

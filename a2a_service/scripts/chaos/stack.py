@@ -321,10 +321,12 @@ class Supervisor:
         )
         entry.held = False
 
-    def start_all(self) -> None:
-        for name in self.procs:
+    def start_all(self, names: list[str] | None = None) -> None:
+        """Start the named processes (all not yet started by default) and the supervision."""
+        for name in names if names is not None else [n for n, e in self.procs.items() if e.proc is None]:
             self.start(name)
-        self._thread.start()
+        if not self._thread.is_alive():
+            self._thread.start()
 
     def hold(self, name: str) -> None:
         with self._lock:
@@ -382,7 +384,8 @@ class Supervisor:
         for entry in self.procs.values():
             if entry.proc is not None and entry.proc.poll() is None:
                 entry.proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 15
+        # Long enough for a warm shutdown of idle processes; the run's verdict is already in.
+        deadline = time.monotonic() + 6
         for entry in self.procs.values():
             if entry.proc is None:
                 continue
