@@ -107,6 +107,9 @@ def rule_x402(ev: Evidence) -> Rule:
     rule.note(f"{len(served)} answers of 200 <-> settled payments; {paid / 1e6:.2f} USDC settled; "
               f"{len(ev.collected & {k[1] for k in by_key})} collected after the run with the same proof; "
               f"{lost_at_kill} answers lost in flight at a web-worker kill")
+    errors = Counter(p["error"][:110] for p in payments if p["state"] == "failed")
+    if errors:
+        rule.note(f"failed payments (nothing on chain for them, checked above) by error: {dict(errors.most_common(4))}")
     refusals = Counter(o["outcome"] for o in ev.ops if o["op"] == "x402" and o["outcome"] != "served")
     if refusals:
         rule.note(f"x402 calls not served (nothing kept unless listed above): {dict(refusals)}")
