@@ -29,11 +29,14 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]
 
 
-def phase_of(t: float, windows: list[Window], load_start: float, load_end: float) -> str | None:
+def phase_of(t: float, windows: list[Window], load_start: float, load_end: float, ms: float = 0.0) -> str | None:
+    """The phase of a request that started at t and lasted ms: the fault window it overlaps
+    (a request started just before a fault and caught by it is the fault's), else calm."""
     if not load_start <= t < load_end:
         return None
+    end = t + ms / 1000
     for w in windows:
-        if w.start <= t < w.end:
+        if t < w.end and end >= w.start:
             return w.name
     return "calm"
 
@@ -59,7 +62,7 @@ def table(
     )
     for r in requests:
         route = _route(r["route"])
-        phase = phase_of(r["t"], windows, load_start, load_end)
+        phase = phase_of(r["t"], windows, load_start, load_end, r["ms"])
         if route is None or phase is None:
             continue
         row = rows[(route, phase)]
@@ -152,7 +155,7 @@ def refusals_by_phase(
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     for r in requests:
         route = _route(r["route"])
-        phase = phase_of(r["t"], windows, load_start, load_end)
+        phase = phase_of(r["t"], windows, load_start, load_end, r["ms"])
         if route is None or phase is None:
             continue
         status = r["status"]
