@@ -249,6 +249,9 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    # kombu's Redis transport with the fault that stopped a worker on a Redis restart fixed
+    # (a2a_service/core/broker.py).
+    CELERY_BROKER_TRANSPORT = "a2a_service.core.broker:Transport"
 else:
     # kombu's filesystem transport: a broker that needs no server, for `make run`.
     CELERY_BROKER_URL = "filesystem://"
@@ -266,6 +269,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker keeps reconnecting to a broker that is down, however long (Celery's default gives up
+# after 100 attempts, about 50 minutes, and the worker exits); at start too.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = timedelta(hours=1)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
