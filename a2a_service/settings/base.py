@@ -309,6 +309,9 @@ FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=2
 # empty: this deployment hosts no facilitator and FACILITATOR_URL points elsewhere.
 FACILITATOR_PRIVATE_KEY = env("FACILITATOR_PRIVATE_KEY", default="")
 FACILITATOR_SETTLE_TIMEOUT_SECONDS = env.float("FACILITATOR_SETTLE_TIMEOUT_SECONDS", default=15.0)
+# Every process settling with the gas key allocates its nonces under one lock (in Redis, or a file
+# in RUN_DIR without Redis): how long a settlement waits for it before answering 503 (nothing sent).
+FACILITATOR_NONCE_LOCK_WAIT_SECONDS = env.float("FACILITATOR_NONCE_LOCK_WAIT_SECONDS", default=10.0)
 # The self-hosted facilitator's HTTP /settle spends its gas key, so it answers only callers that
 # send `Authorization: Bearer <this>` (the service's own paid calls when FACILITATOR_URL points at
 # a separately run facilitator). Empty: /settle over HTTP is refused; in-process settlement is

@@ -452,14 +452,17 @@ def _pay_x402(
         ctx.status = 503
         charged = bool(exc.extra.get("charged", False))
         # Settled but the product failed: the payment is kept; the same payload on this task
-        # collects it, so the task waits for it again instead of failing.
+        # collects it, so the task waits for it again instead of failing. Likewise when the
+        # facilitator or the chain did not answer (retry_after): nothing was claimed, and the
+        # same payload on this task goes through once they do.
+        again = charged or "retry_after" in exc.extra
         return _payment_failed(
             ctx,
             task,
             user,
             reason="product_unavailable",
             text=exc.detail,
-            state=State.INPUT_REQUIRED if charged else State.FAILED,
+            state=State.INPUT_REQUIRED if again else State.FAILED,
             charged=charged,
         )
     except ApiError as exc:
