@@ -111,3 +111,33 @@ def test_over_a2a_the_task_waits_for_the_same_payload_again(paid_stack, brief, r
     assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
     assert Payment.objects.get().state == Payment.State.SETTLED
     assert uuid.UUID(done["id"])
+
+
+def test_a_failure_while_waiting_for_a_transaction_is_never_taken_for_nothing_sent(tmp_path):
+    """The signer tells "the chain did not answer and nothing was sent" (the claim may be released)
+    from "a transaction exists" (a receipt was awaited, or a nonce reserved: never released)."""
+    from billing.chain.localchain import FACILITATOR, dev_account
+    from billing.facilitator.nonces import FileNonces
+    from billing.facilitator.service import HealingWeb3Signer
+
+    signer = HealingWeb3Signer(
+        private_key="0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x"),
+        rpc_url=f"http://127.0.0.1:{free_port()}",
+        confirmation_timeout_seconds=0.1,
+        nonces=lambda key: FileNonces(tmp_path / key, wait_seconds=0.1),
+    )
+    began = signer.call_begin()
+    assert signer.call_unreachable(began) is None  # nothing failed yet
+    with pytest.raises(requests.ConnectionError):
+        signer.get_chain_id()
+    assert "did not answer" in (signer.call_unreachable(began) or "")
+
+    began = signer.call_begin()
+    with pytest.raises(requests.ConnectionError):
+        signer.wait_for_transaction_receipt("0x" + "ab" * 32)
+    assert signer.rpc.failures > began and signer.call_unreachable(began) is None
+
+    began = signer.call_begin()
+    with pytest.raises(requests.ConnectionError):
+        signer.send_transaction("0x" + "00" * 20, b"")  # the nonce sequence needs the chain first
+    assert "did not answer" in (signer.call_unreachable(began) or "")

@@ -77,3 +77,41 @@ def test_exits_older_than_the_window_do_not_count():
         assert supervisor.poll(now=205.0) is not None  # two within 10 s
     finally:
         stop_all(supervisor)
+
+
+def test_every_production_process_has_a_systemd_unit_that_restarts_it():
+    """docs/deployment/systemd/: a unit for each process `make run` supervises (the replay server
+    is local only), restarted always and never given up on, running the same command."""
+    import configparser
+    import shlex
+    from pathlib import Path
+
+    from a2a_service.devstack import ROOT, _commands
+
+    units = ROOT / "docs" / "deployment" / "systemd"
+    expected = {"web": "a2a-web", "worker": "a2a-worker", "webhooks": "a2a-webhooks", "beat": "a2a-beat"}
+    commands = _commands("8000")
+    assert set(commands) == set(expected)  # a new process needs its unit
+    for name, unit in [*expected.items(), ("facilitator", "a2a-facilitator")]:
+        parser = configparser.RawConfigParser(strict=False)
+        parser.optionxform = str  # type: ignore[assignment,method-assign]
+        parser.read(units / f"{unit}.service")
+        service = parser["Service"]
+        assert service["Restart"] == "always" and parser["Unit"]["StartLimitIntervalSec"] == "0", unit
+        assert service["EnvironmentFile"] == "/etc/a2a/a2a.env" and "a2a.target" in parser["Install"]["WantedBy"]
+        argv = shlex.split(service["ExecStart"])
+        assert Path(argv[0]).name == ("granian" if name in ("web", "facilitator") else "celery"), unit
+        if name == "facilitator":
+            assert argv[-1] == commands["web"][-1]  # the same application, on an internal address
+            continue
+        local = commands[name]
+        # The same program and the options that decide what it does (not host, port or sizes).
+        for option in ("worker", "beat", "--interface", "--scheduler", "--respawn-failed-workers", "--queues"):
+            assert (option in argv) == (option in local), (unit, option)
+        for option in ("--interface", "--scheduler"):
+            if option in local:
+                assert argv[argv.index(option) + 1] == local[local.index(option) + 1], (unit, option)
+        if "--queues" in argv:  # the default of WEBHOOK_DELIVERY_QUEUE
+            assert argv[argv.index("--queues") + 1] == "webhooks"
+        if name == "web":
+            assert argv[-1] == local[-1]

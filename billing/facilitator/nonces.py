@@ -62,7 +62,11 @@ class RedisNonces:
 
     @contextmanager
     def hold(self) -> Iterator[None]:
-        lock = self._client.lock(f"{self._key}:lock", timeout=LOCK_TTL_SECONDS, blocking_timeout=self._wait)
+        # Polled every 10 ms (redis-py's default, 100 ms, would add up to that to each settlement
+        # that waits behind another).
+        lock = self._client.lock(
+            f"{self._key}:lock", timeout=LOCK_TTL_SECONDS, sleep=0.01, blocking_timeout=self._wait
+        )
         try:
             acquired = lock.acquire()
         except redis.RedisError as exc:

@@ -20,6 +20,7 @@ from web3.exceptions import TimeExhausted, TransactionNotFound
 from web3.types import RPCEndpoint
 from x402 import x402FacilitatorSync
 from x402.mechanisms.evm import FacilitatorWeb3Signer
+from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
 from x402.mechanisms.evm.exact.register import register_exact_evm_facilitator
 from x402.mechanisms.evm.types import TransactionReceipt
 from x402.schemas import SettleResponse, VerifyResponse
@@ -112,13 +113,15 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
     def call_begin(self) -> int:
         self._call.reserved = None
         self._call.unavailable = ""
+        self._call.awaited = False
         return self.rpc.failures
 
     def call_unreachable(self, began: int) -> str | None:
         """Why this thread's verify or settle since call_begin() failed for want of the chain,
-        if it did and broadcast nothing; None otherwise (a refusal on the merits, or a failure
-        after a nonce was reserved, when a transaction may be out)."""
-        if getattr(self._call, "reserved", None) is not None:
+        if it did and involved no transaction; None otherwise (a refusal on the merits, a
+        failure after a nonce was reserved, or while waiting for a transaction broadcast
+        earlier: one may be out)."""
+        if getattr(self._call, "reserved", None) is not None or getattr(self._call, "awaited", False):
             return None
         unavailable: str = getattr(self._call, "unavailable", "")
         if unavailable:
@@ -189,6 +192,7 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
         return self._broadcast(lambda: send(to, data))
 
     def wait_for_transaction_receipt(self, tx_hash: str) -> TransactionReceipt:
+        self._call.awaited = True  # a transaction exists: this call's failure is never "nothing sent"
         try:
             return super().wait_for_transaction_receipt(tx_hash)
         except (TimeExhausted, TransactionNotFound):
@@ -339,7 +343,7 @@ def hosted_settle(payload: Any, requirements: Any) -> SettleResponse:
         if why is not None:
             raise ChainUnreachable(why) from exc
         raise
-    if not response.success:
+    if not response.success and not response.transaction and response.error_reason != ERR_SETTLEMENT_PENDING:
         why = signer.call_unreachable(began)
         if why is not None:
             raise ChainUnreachable(why)
