@@ -533,6 +533,10 @@ MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
 A2A_MESSAGE_MAX_BYTES = env.int("A2A_MESSAGE_MAX_BYTES", default=32_768)
 A2A_TASK_MAX_MESSAGES = env.int("A2A_TASK_MAX_MESSAGES", default=20)
 A2A_TASK_MAX_BYTES = env.int("A2A_TASK_MAX_BYTES", default=262_144)
+# How long A2A tasks (GetTask answers from them) and the agent surfaces' answer records (agent
+# status reads the last 24 h) are kept before the feeds' pruning pass deletes them; 0 keeps all.
+A2A_TASK_RETENTION_DAYS = env.int("A2A_TASK_RETENTION_DAYS", default=7)
+AGENT_INTERACTION_RETENTION_DAYS = env.int("AGENT_INTERACTION_RETENTION_DAYS", default=7)
 # Execution delegation (webhooks/delegation/): a reported fill may exceed its order's notional (or
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.
