@@ -270,6 +270,9 @@ CELERY_RESULT_EXPIRES = timedelta(hours=1)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
 WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=15)
+# How often beat's sweeper queues the webhook deliveries that are due (a lost queue message, a
+# claim whose worker died).
+WEBHOOK_SWEEP_SECONDS = env.float("WEBHOOK_SWEEP_SECONDS", default=10.0)
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {
         "task": "catalog.tasks.worker_heartbeat",
@@ -277,7 +280,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "flush-counters": {"task": "catalog.tasks.flush_counters", "schedule": 30.0},
     "scan-deposits": {"task": "billing.tasks.scan_deposits", "schedule": DEPOSIT_POLL_SECONDS},
-    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": 10.0},
+    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": WEBHOOK_SWEEP_SECONDS},
 }
 
 # --- The shop: chain, token, treasury, facilitator --------------------------------
