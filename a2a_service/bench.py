@@ -239,6 +239,13 @@ def x402_scenario(env: dict[str, str]) -> None:
             "FACILITATOR_PRIVATE_KEY": "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x"),
             "TREASURY_ADDRESS": "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720",
         }
+        # The brief is sold (402) only while there is one to deliver (else 503): publish today's.
+        manage_shell(
+            "from django.utils import timezone\nfrom catalog.models import EditorialPiece\n"
+            "EditorialPiece.objects.create(kind='morning_brief', title='Bench brief', summary='s',"
+            " body='The bench brief.', published_at=timezone.now())\nprint('ok')",
+            env,
+        )
         procs.append(start("granian", fac_port, env))
         wait_ready(fac_url + "/supported")
         procs.append(start("granian", ours_port, env))

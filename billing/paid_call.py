@@ -15,8 +15,11 @@ The sequence, the same whatever pays:
 3. `Product.ready` (the payer may buy this: e.g. a pack needs a credit account): a refusal
    holds and charges nothing.
 4. hold (`Rail.hold`): x402 claims the proof, credits debit conditionally, a session uses
-   one call. Then the product runs, and the hold commits (settle / keep the debit, its ledger
-   row and the replay row / keep the call) or, if the product failed, is released.
+   one call. A hold that asks for a payment (not enough credit, a used-up session) is 503
+   instead when the product has nothing to deliver now (`product_available`, which the
+   unpaid surfaces also ask before they show a challenge). Then the product runs, and the
+   hold commits (settle / keep the debit, its ledger row and the replay row / keep the
+   call) or, if the product failed, is released.
    Two rail-declared variations of that order:
    - `final_before_effects` (x402): a product with `effects` runs only once the payment is
      final, so an effect is never kept by a payer whose payment then fails; its delivery is
@@ -39,7 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from a2a_service.core.errors import NotFound, ProductUnavailable, RequestValidationError
+from a2a_service.core.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
 from billing.rails.base import (
     Answered,
     Content,
@@ -52,6 +55,7 @@ from billing.rails.base import (
     ReplayReceipt,
     SessionReceipt,
     X402Receipt,
+    product_available,
     product_ready,
     product_run,
 )
@@ -152,7 +156,12 @@ def paid_call(
                 raise RuntimeError(f"{offer.name} is not pure: it cannot run before it is paid")
             content = product_run(offer)
             return Paid(content, rail.hold(offer, content).commit(content))
-        hold = rail.hold(offer, None)
+        try:
+            hold = rail.hold(offer, None)
+        except PaymentRequired:
+            # Not enough credit, a used-up session: no payment is asked for nothing.
+            product_available(offer)
+            raise
         if offer.product.effects and rail.final_before_effects:
             receipt = hold.commit(None)
             return Paid(hold.deliver(lambda: offer.product.run(offer.call)), receipt)

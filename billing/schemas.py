@@ -95,12 +95,26 @@ class PaymentRouteState(Out):
     how: str
 
 
+class RailSalesOut(Out):
+    sales: int
+    revenue_usdc: float = Field(
+        description="money taken by this rail; a call a pack paid for adds none (the pack was the sale)"
+    )
+
+
+RAILS_DESCRIPTION = (
+    "by the rail that paid (x402, credits, session, mcp_managed_pack; only rails that sold): every paid call is "
+    "one sale, whatever paid it"
+)
+
+
 class SalesFigures(Out):
     window_days: int
-    sales: int
+    sales: int = Field(description="paid calls sold, every rail")
     revenue_usdc: float
     paying_wallets: int
     top_skus: list[dict[str, Any]]
+    by_rail: dict[str, RailSalesOut] = Field(default_factory=dict, description=RAILS_DESCRIPTION)
 
 
 class ConversionOut(Out):
@@ -109,8 +123,9 @@ class ConversionOut(Out):
     hits: dict[str, int] = Field(
         description="free endpoint hits, teaser views and 402 challenges in the window"
     )
-    payment_attempts: int
-    sales: int
+    payment_attempts: int = Field(description="paid attempts in the window: the sales, and x402 payments that failed")
+    sales: int = Field(description="paid calls sold in the window, every rail")
+    sales_by_rail: dict[str, RailSalesOut] = Field(default_factory=dict, description=RAILS_DESCRIPTION)
     challenge_to_sale_pct: float | None
     skus_live: int
     skus_activated: int = Field(description="SKUs with at least one sale in the window")
@@ -269,9 +284,10 @@ class PlatformStatsOut(Out):
     prediction_markets: int
     exchange_markets: int
     telemetry_nodes_online: int
-    sales_all_time: int
+    sales_all_time: int = Field(description="paid calls sold, every rail")
     revenue_all_time_usdc: float
     paying_wallets: int
+    sales_by_rail: dict[str, RailSalesOut] = Field(default_factory=dict, description=RAILS_DESCRIPTION)
 
 
 class X402StatusOut(Out):

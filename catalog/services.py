@@ -91,7 +91,7 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
         values = {
             "name": spec["name"],
             "description": spec["description"],
-            "skills": spec["skills"],
+            "free_skills": spec["free_skills"],
             "sort_order": order,
         }
         agent_manager = CatalogAgent.objects.update_or_create if reset else CatalogAgent.objects.get_or_create

@@ -89,3 +89,22 @@ skus_updated = Signal()
 # app) turn it into orders and pooled deliveries. After the commit, so a listener never acts on a
 # signal that rolled back; the listener's own sweep covers a process that died in between.
 desk_signal_published = Signal()
+
+# Sent (after the write that caused it committed) with `skus`, the products whose availability
+# (their spec's `available` check) changed since the last look (catalog/availability.py):
+# billing drops the 402 challenges it stores in front of Django, which are not catalog's to import.
+product_availability_changed = Signal()
+
+
+@receiver([post_save, post_delete], sender="catalog.EditorialPiece")
+def watch_brief_availability(sender: type, **kwargs: Any) -> None:
+    """A brief written, withdrawn or deleted may make the brief products (un)available."""
+    from catalog.availability import availability_watch
+
+    transaction.on_commit(availability_watch)
+
+
+@receiver(product_availability_changed)
+def forget_stored_free_documents_on_availability(sender: Any, **kwargs: Any) -> None:
+    """The stored teasers say whether their product is available: a change makes them stale."""
+    transaction.on_commit(free_documents_forget)

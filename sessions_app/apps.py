@@ -9,6 +9,7 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from catalog.services import seeder_register
+        from sessions_app.sales import session_sales_register
         from sessions_app.services import session_packs_seed
 
         from . import (
@@ -17,3 +18,5 @@ class SessionsAppConfig(AppConfig):
         )
 
         seeder_register(session_packs_seed)
+        # Calls paid by sessions count in every published sales figure.
+        session_sales_register()

@@ -36,8 +36,10 @@ def falling(start: float = 100.0, step: float = 0.004) -> Shape:
     return lambda i: start * (1 - step) ** i
 
 
-def band(mid: float = 100.0, amplitude: float = 0.03, period: float = 19.0) -> Shape:
-    return lambda i: mid * (1 + amplitude * math.sin(2 * math.pi * i / period))
+def band(mid: float = 100.0, amplitude: float = 0.03, period: float = 19.0, phase: float = 0.0) -> Shape:
+    """A wave around `mid`, `amplitude` either side, one cycle every `period` bars, started
+    `phase` bars into its cycle (the phase sets where the series ends in the band)."""
+    return lambda i: mid * (1 + amplitude * math.sin(2 * math.pi * (i + phase) / period))
 
 
 def candles_write(
@@ -52,9 +54,12 @@ def candles_write(
     volume: float = 1000.0,
     seed: int = 1,
     replay: bool = False,
+    observed_at: datetime | None = None,
 ) -> list[Candle]:
     """`bars` candles whose closes follow `shape(i)` (times a little noise), the newest closing
-    at `end` (default now), as the exchanges feed writes them."""
+    at `end` (default now), as the exchanges feed writes them, observed at `observed_at`
+    (default `end`; before `end`: the newest bar is still open, as the feed writes the bar in
+    progress)."""
     step = timeframe_delta(timeframe)
     end = end or timezone.now()
     first_open = end - step * bars
@@ -77,7 +82,7 @@ def candles_write(
                 close=Decimal(str(round(close, 8))),
                 volume=Decimal(str(volume)),
                 replay=replay,
-                observed_at=end,
+                observed_at=observed_at or end,
             )
         )
         prev = close
@@ -919,3 +924,33 @@ def tokenized_candles_write(*, end: datetime | None = None) -> None:
         noise=0.0005,
         end=end,
     )
+
+
+def open_bars_market_write(
+    symbol: str = "BTC/USDT", *, now: datetime, observed_ago: timedelta = timedelta(seconds=10)
+) -> datetime:
+    """A symbol whose newest 1h and 1m bars are still open, as the exchanges feed leaves them
+    between passes: 1h bars in a band (a range) the newest opened 11 minutes before `now` (it
+    closes 49 minutes after), 1m bars the newest opened 40 s before `now`, all last observed
+    `observed_ago` before `now`; and a deep ticker. Returns the observation time."""
+    observed = now - observed_ago
+    candles_write(
+        symbol=symbol,
+        shape=band(mid=100.0),
+        timeframe="1h",
+        bars=200,
+        end=now + timedelta(minutes=49),
+        observed_at=observed,
+    )
+    candles_write(
+        symbol=symbol,
+        shape=band(mid=100.0, amplitude=0.003, period=30),
+        timeframe="1m",
+        bars=150,
+        end=now + timedelta(seconds=20),
+        noise=0.0005,
+        observed_at=observed,
+    )
+    market_write(exchange="binance", symbol=symbol, bid=99.995, ask=100.005, volume_24h_usd=50_000_000.0)
+    return observed
+

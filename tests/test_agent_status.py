@@ -14,7 +14,7 @@ import catalog.feeds.federation as federation
 from agents.models import AgentInteraction
 from agents.services import agent_interaction_record
 from catalog.feeds.runner import feed_run
-from catalog.models import CatalogAgent, FeedState, PartnerAgent
+from catalog.models import CatalogAgent, FeedState, NewsItem, PartnerAgent
 from tests.sample_server import Answer, SampleServer
 from tests.test_federation import doc, sig
 
@@ -85,6 +85,8 @@ def test_slow_answers_degrade_and_the_window_is_a_setting(api, settings):
 def test_hub_status_counts_marketplace_executes_and_every_agent(api):
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "telemetry_status"}, format="json")
     assert resp.status_code == 200
+    # News naming an asset: sentiment has something to deliver, so unpaid it is a challenge.
+    NewsItem.objects.create(title="Bitcoin rallies", teaser="t", body="b", category="crypto", tickers=["BTC"])
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "sentiment"}, format="json")
     assert resp.status_code == 402
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "nope"}, format="json")

@@ -5,6 +5,7 @@ verdicts. Each product is bought with credits, and stale candles answer 503 unch
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -14,7 +15,10 @@ import pytest
 from django.utils import timezone
 
 from billing.models import Account
-from catalog.analytics.desks import level_crossings
+from catalog.analytics.grid import GridPlan, NoGrid, grid_plan, level_crossings
+from catalog.analytics.indicators import snapshot
+from catalog.analytics.regime import regime_classify
+from catalog.analytics.series import series_from_bars
 from catalog.models import Candle, Sku
 from tests.marketdata import (
     band,
@@ -70,16 +74,19 @@ def test_a_band_is_ranging_and_gets_a_grid_inside_it_that_pays_the_fees(api, buy
     assert [g["symbol"] for g in body["grids"]] == ["BAND/USDT"]
     grid = body["grids"][0]
     assert grid["regime"]["label"] == "range" and grid["regime"]["bars"] >= 5
-    # Inside the observed band, the Bollinger bands and the generated band (100 +/- 3 %).
+    # Inside the observed band and the generated band (100 +/- 3 %); the Bollinger bands are
+    # reported beside it (a 20-bar band is no bound on a range of days).
     low, high = grid["band_low"], grid["band_high"]
     levels = [lv["price"] for lv in grid["levels"]]
     assert len(levels) == grid["level_count"] >= 3
     for price in levels:
         assert low < price < high
-        assert grid["bb_lower"] < price < grid["bb_upper"]
         assert 97.0 < price < 103.0
-    assert grid["lower"] == pytest.approx(max(low, grid["bb_lower"]) + 0.5 * grid["atr"])
-    assert grid["upper"] == pytest.approx(min(high, grid["bb_upper"]) - 0.5 * grid["atr"])
+    assert grid["bb_lower"] is not None and grid["bb_upper"] is not None
+    inset = min(0.5 * grid["atr"], 0.1 * (high - low))
+    assert grid["edge_inset"] == pytest.approx(inset)
+    assert grid["lower"] == pytest.approx(low + inset)
+    assert grid["upper"] == pytest.approx(high - inset)
     # Even steps, each at least GRID_FEE_MULTIPLE (2) round-trip taker fees at the top level.
     steps = np.diff(levels)
     assert np.allclose(steps, grid["spacing"])
@@ -97,11 +104,50 @@ def test_a_band_is_ranging_and_gets_a_grid_inside_it_that_pays_the_fees(api, buy
     assert skipped["symbol"] == "UP/USDT" and skipped["regime"] == "up_trend"
 
 
+def _newest_bars(symbol: str, n: int) -> list[Candle]:
+    return list(Candle.objects.filter(symbol=symbol, timeframe="1h").order_by("-open_time")[:n])[::-1]
+
+
+def test_a_market_oscillating_in_a_wide_band_for_days_gets_a_grid_inside_the_observed_range(api, buyer):
+    """12.5 days of hourly closes oscillating 100 +- 3 % (a 19 h wave), crossing the middle dozens
+    of times. The 1h regime is a range, but its current run is a bar or two long (a volatile bar
+    interrupts it at each swing): cut to that run, to the Bollinger bands and again by ATRs, the
+    band left no step. The grid sits inside the range observed over the days instead."""
+    candles_write(symbol="WIDE/USDT", shape=band(mid=100.0, amplitude=0.03, period=19.0), bars=300)
+    body = buy(api, buyer, GRID, {"symbol": "WIDE/USDT"})
+    assert body["skipped"] == [], body["skipped"]
+    (grid,) = body["grids"]
+    assert grid["regime"]["label"] == "range" and grid["regime"]["bars"] < 24
+    # The observed range: the lowest low and highest high of the window's bars, days of them.
+    n = grid["band_bars"]
+    bars = _newest_bars("WIDE/USDT", n)
+    assert n >= 72 and grid["band_since"] == bars[0].open_time.isoformat().replace("+00:00", "Z")
+    assert grid["band_low"] == pytest.approx(min(float(b.low) for b in bars))
+    assert grid["band_high"] == pytest.approx(max(float(b.high) for b in bars))
+    assert grid["band_low"] < 97.5 and grid["band_high"] > 102.5  # the generated band, not a sliver of it
+    middle = (grid["band_low"] + grid["band_high"]) / 2
+    sides = [float(b.close) >= middle for b in bars]
+    assert grid["middle_crossings"] == sum(a != b for a, b in zip(sides, sides[1:], strict=False)) >= 10
+    # Levels inside the band, its edges pulled in by half an ATR (at most a tenth of the band).
+    levels = [lv["price"] for lv in grid["levels"]]
+    width = grid["band_high"] - grid["band_low"]
+    inset = min(0.5 * grid["atr"], 0.1 * width)
+    assert grid["lower"] == pytest.approx(grid["band_low"] + inset)
+    assert grid["upper"] == pytest.approx(grid["band_high"] - inset)
+    assert grid["level_count"] == len(levels) >= 8
+    assert all(grid["band_low"] < p < grid["band_high"] for p in levels)
+    assert grid["spacing"] >= grid["min_spacing"] and grid["net_step_pct"] > 0
+    # Fills over the window's bars; the answer says how the band was chosen.
+    assert grid["bars_counted"] == n and grid["expected_fills"] > 50
+    assert "observed" in grid["band_rule"] and f"{n} 1h bars" in grid["band_rule"]
+    assert "observed range" in body["method"] and "Bollinger" not in body["method"]
+
+
 def test_expected_fills_are_counted_from_the_stored_closes(api, buyer):
     candles_write(symbol="BAND/USDT", shape=band(), bars=200)
     grid = buy(api, buyer, GRID, {"symbol": "band/usdt"})["grids"][0]
     n = grid["bars_counted"]
-    assert n == grid["regime"]["bars"]
+    assert n == grid["band_bars"] > grid["regime"]["bars"]  # the band's bars, days of them
     closes = [
         float(c)
         for c in Candle.objects.filter(symbol="BAND/USDT", timeframe="1h")
@@ -113,6 +159,36 @@ def test_expected_fills_are_counted_from_the_stored_closes(api, buyer):
         assert level["crossings"] == sum(a != b for a, b in zip(sides, sides[1:], strict=False))
     assert grid["expected_fills"] == sum(lv["crossings"] for lv in grid["levels"]) > 0
     assert grid["fills_per_day"] == pytest.approx(grid["expected_fills"] / (n / 24))
+
+
+def _wave_series(half_width: float, bars: int = 120):
+    """Hourly bars whose closes swing 100 +- half_width (a 12 h wave), wicks 0.02 either side."""
+    start = timezone.now() - timedelta(hours=bars)
+    rows = []
+    for i in range(bars):
+        close = 100.0 + half_width * np.sin(2 * np.pi * i / 12)
+        rows.append((start + timedelta(hours=i), close, close + 0.02, close - 0.02, close, 1.0))
+    return series_from_bars(exchange="binance", symbol="W/USDT", timeframe="1h", bars=rows)
+
+
+def test_a_band_several_fee_steps_wide_gets_a_grid_whatever_the_atr():
+    """A band 2 wide on a price of 100 holds about five 0.4 fee-paying steps (two round trips
+    of binance's 0.1 % taker fee, twice): an ATR of 2 (pulling each edge in by 1) and a step of
+    1 (half an ATR) no longer leave nothing of it."""
+    series = _wave_series(half_width=1.0)
+    snap = replace(snapshot(series), atr=2.0)
+    regime = regime_classify(series)
+    plan = grid_plan(series, snap, regime, exchange="binance")
+    assert isinstance(plan, GridPlan), plan
+    width = plan.band_high - plan.band_low
+    assert plan.edge_inset == pytest.approx(0.1 * width)  # a tenth of the band, not an ATR
+    inner = plan.upper - plan.lower
+    assert len(plan.levels) == 4 and plan.spacing == pytest.approx(inner / 3)
+    assert plan.spacing >= plan.min_spacing == pytest.approx(2 * 2 * BINANCE_TAKER * plan.upper)
+    # A band narrower than three fee-paying steps gets none, and says why.
+    narrow = _wave_series(half_width=0.5)
+    none = grid_plan(narrow, replace(snapshot(narrow), atr=2.0), regime_classify(narrow), exchange="binance")
+    assert isinstance(none, NoGrid) and "fewer than 3 fee-paying steps" in none.reason
 
 
 def test_level_crossings_on_a_constructed_series():
@@ -133,8 +209,9 @@ def test_a_trending_symbol_is_not_in_the_grid_desk(api, buyer):
 
 
 def test_grid_desk_unknown_symbol_404_bad_input_422_stale_503(api, buyer):
-    # Nothing ingested yet: offered (402 unpaid), and 503 uncharged when paid.
-    assert api.get(GRID, {"symbol": "NOPE/USDT"}).status_code == 402
+    # Nothing ingested yet: 503 unpaid (no payment asked for nothing), and uncharged when paid.
+    unpaid = api.get(GRID, {"symbol": "NOPE/USDT"})
+    assert unpaid.status_code == 503 and unpaid["Retry-After"] and "PAYMENT-REQUIRED" not in unpaid
     buy(api, buyer, GRID, status=503)
     candles_write(symbol="BAND/USDT", shape=band(), bars=200, end=timezone.now() - timedelta(hours=5))
     buy(api, buyer, GRID, {"symbol": "NOPE/USDT"}, status=404)
@@ -335,8 +412,8 @@ def test_decision_pack_go_and_its_inputs(api, buyer):
 def test_decision_pack_bad_input_unknown_symbol_and_stale_candles(api, buyer):
     buy(api, buyer, PACK, {"side": "sideways"}, status=422)
     buy(api, buyer, PACK, {"notional_usdc": "-5"}, status=422)
-    # Nothing ingested yet: the default symbol is offered (402) and, paid, answers 503 uncharged.
-    assert api.get(PACK).status_code == 402
+    # Nothing ingested yet: 503 unpaid (no payment asked for nothing), and uncharged when paid.
+    assert api.get(PACK).status_code == 503
     buy(api, buyer, PACK, status=503)
     candles_write(symbol="BTC/USDT", shape=band(), bars=200, end=timezone.now() - timedelta(hours=3))
     buy(api, buyer, PACK, {"symbol": "NOPE/USDT"}, status=404)

@@ -122,9 +122,10 @@ def test_spread_snapshot_ingest_needs_the_token_and_stores_rows(api, settings):
 def test_marketplace_execute_runs_free_capabilities_and_refuses_paid_without_charge(api):
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "news_catalog"}, format="json")
     assert resp.status_code == 200 and resp.json()["result"]["teaser_only"] is True
-    # Unpaid, a paid capability answers how to pay (tests/test_marketplace_intel_sentiment.py).
+    # Unpaid, a paid capability answers how to pay (tests/test_marketplace_intel_sentiment.py),
+    # once its product has something to deliver; before that, 503 and when to ask again.
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "sentiment"}, format="json")
-    assert resp.status_code == 402 and resp.json()["accepts"]
+    assert resp.status_code == 503 and "accepts" not in resp.json() and resp["Retry-After"]
     assert api.post("/api/a2a/marketplace/execute", {"capability": "nope"}, format="json").status_code == 422
 
 

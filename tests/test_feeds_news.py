@@ -103,6 +103,49 @@ def test_tickers_are_tagged(text, expected):
     assert sorted(tickers_in(text)) == sorted(expected)
 
 
+# Equity headlines name a stock by its bare ticker ("NVDA jumps", "AAPL falls as ..."): the
+# tickers the service knows (its equity symbols, the tokenized watchlist's underlyings, the
+# maintained list, a few unambiguous company names) are read in words of their own, while the
+# capitalised words of ordinary prose are not tickers even when an operator lists them.
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("NVDA jumps 6% as data-center revenue beats estimates", ["NVDA"]),
+        ("AAPL falls as iPhone sales slump in China", ["AAPL"]),
+        ("Why TSLA and PLTR led the Nasdaq higher on Friday", ["TSLA", "PLTR"]),
+        ("Exxon (XOM.N) and Nvidia (NVDA.O) gain", ["XOM", "NVDA"]),
+        ("Nvidia and Microsoft extend gains; Alphabet slips", ["NVDA", "MSFT", "GOOGL"]),
+        # Word boundaries: a ticker inside a longer word, a URL slug or a cashtag of its own is
+        # not a bare ticker twice, and lower case is prose.
+        ("NVDAX token premium widens; see example.com/aapl-news", []),
+        ("nvda and aapl in lower case are not tickers", []),
+        # Ordinary capitalised words and abbreviations are never bare tickers.
+        ("US stocks: IT spending lifts ALL boats, A CEO says; ON balance NOW is the time", []),
+        ("AI, EV and ETF flows: what the SEC and the Fed said", []),
+        # In a shouted all-caps headline every word is in capitals: "COIN" and "SPY" are words
+        # there, not Coinbase and the S&P 500 ETF.
+        ("CRYPTO COIN PRICES SLIDE AS SPY AGENCY WARNS", []),
+        # A cashtag or an exchange prefix still names any ticker, ordinary word or not.
+        ("$ALL and (NYSE: IT) report earnings", ["ALL", "IT"]),
+    ],
+)
+def test_bare_equity_tickers_are_tagged_and_ordinary_words_are_not(settings, text, expected):
+    # An operator who lists Allstate (ALL), Gartner (IT) and Agilent (A) still gets no ticker
+    # from the words "ALL", "IT" and "A" of a headline.
+    settings.EQUITY_SYMBOLS = [*settings.EQUITY_SYMBOLS, "ALL", "IT", "A", "ON", "NOW"]
+    assert sorted(tickers_in(text)) == sorted(expected)
+
+
+def test_the_configured_and_tokenized_underlyings_are_known_tickers(settings):
+    text = "RKLB soars after launch contract; SBET slides; ZZZQ is nobody's ticker"
+    assert tickers_in(text) == []
+    settings.EQUITY_SYMBOLS = [*settings.EQUITY_SYMBOLS, "RKLB"]
+    settings.TOKENIZED_WATCHLIST = [*settings.TOKENIZED_WATCHLIST, "SBETX|SharpLink xStock|SBET"]
+    assert sorted(tickers_in(text)) == ["RKLB", "SBET"]
+    # And those the stored rows price (a token whose underlying staff set in the admin).
+    assert tickers_in("ZZZQ rallies", known=frozenset({"ZZZQ"})) == ["ZZZQ"]
+
+
 def test_market_groups():
     assert market_group("crypto", "Bitcoin rallies", ["BTC"]) == "crypto"
     assert market_group("crypto", "SEC charges a DeFi lender", []) == "regulation"

@@ -288,7 +288,14 @@ def test_storefront_has_exactly_the_documented_fields(api):
         "product_type",
         "session_callable",
     }
-    sales = {"sales_30d", "revenue_30d_usdc", "sales_all_time", "revenue_all_time_usdc", "trust_score"}
+    sales = {
+        "sales_30d",
+        "sales_30d_by_rail",
+        "revenue_30d_usdc",
+        "sales_all_time",
+        "revenue_all_time_usdc",
+        "trust_score",
+    }
     for s in body["storefront_skus"]:
         assert set(s) == sku_fields | sales
     for s in body["growth_skus"] + body["prediction_entry_skus"]:

@@ -192,7 +192,8 @@ def test_redis_down_logs_one_traceback_per_interval_and_health_tells_no_internal
     caplog.set_level(logging.INFO)
     for _ in range(5):
         assert wsgi_client.get("/api/a2a/discovery/storefront").status_code == 200
-        assert wsgi_client.get("/api/a2a/x402/morning-brief").status_code == 402
+        # (a product that always has content: an unpaid call is its challenge)
+        assert wsgi_client.get("/api/a2a/x402/payments/dual-rail-status").status_code == 402
         resp = wsgi_client.get("/api/a2a/program/health")
         assert resp.status_code == 200
     body = resp.json

@@ -30,7 +30,7 @@ def test_expected_client_errors_are_info(api, caplog):
     caplog.set_level(logging.INFO)
     answers = {
         "/api/a2a/no-such-operation": 404,
-        "/api/a2a/x402/morning-brief": 402,  # unpaid: the payment challenge
+        "/api/a2a/x402/payments/dual-rail-status": 402,  # unpaid: the payment challenge
         "/api/a2a/account": 401,  # no key
         "/api/a2a/session/status?token=short": 422,
     }

@@ -212,6 +212,7 @@ def test_refusals_are_tool_errors_and_charge_nothing(api):
 
 @pytest.mark.django_db
 def test_an_unpaid_paid_tool_answers_the_rest_402s_requirements(api):
+    NewsItem.objects.create(title="t", teaser="t", body="b", category="crypto")  # news_digest has news
     for name in (STATUS_SKU, "news_digest", "m2m_session_desk"):
         sku = Sku.objects.get(sku=name)
         result = call(api, name)

@@ -121,7 +121,8 @@ def test_x402_rail_releases_the_claim_when_the_product_fails(paid_stack):
     rail = x402_rail(offer)
     with pytest.raises(ProductUnavailable) as failed:
         paid_call(product=offer, payment=rail)
-    assert failed.value.extra == {"sku": "morning_brief", "charged": False}
+    assert failed.value.extra == {"sku": "morning_brief", "charged": False, "retry_after": 60}
+    assert failed.value.headers == {"Retry-After": "60"}
     assert Payment.objects.count() == 0  # released: the same proof may be sent again
     assert balances(paid_stack) == before
     publish_brief()

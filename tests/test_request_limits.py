@@ -24,6 +24,7 @@ from a2a_service.core.parsers import BoundedJSONParser, json_depth, json_loads_b
 from a2a_service.wsgi import application
 from agents.models import A2aTask, AgentInteraction
 from billing.models import Account, Payment
+from catalog.models import EditorialPiece
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = 80_000  # the review's attack: 160 KB of brackets
@@ -207,6 +208,7 @@ def wsgi(db) -> Client:
 
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
+    brief_publish()
     yield Client(application)
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
@@ -266,6 +268,15 @@ def _children(pid: int) -> list[int]:
     return [int(x) for x in text.split()]
 
 
+def brief_publish() -> None:
+    """This morning's brief: the brief is sold (402) only when it has something to deliver."""
+    from django.utils import timezone
+
+    EditorialPiece.objects.create(
+        kind="morning_brief", title="Brief", summary="s", body="full brief", published_at=timezone.now()
+    )
+
+
 def _wait_ok(url: str, timeout: float = 90.0) -> requests.Response:
     deadline = time.monotonic() + timeout
     while True:
@@ -290,6 +301,7 @@ def granian(transactional_db, settings):
     from catalog.services import catalog_seed
 
     catalog_seed()  # committed: the server is another process
+    brief_publish()
     db = connection.settings_dict
     port = str(free_port())
     env = {

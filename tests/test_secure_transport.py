@@ -8,14 +8,24 @@ import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.test import override_settings
+from django.utils import timezone
 from werkzeug.test import Client
 
 from a2a_service.wsgi import application, django_application
 from billing.x402.fastpath import LOCAL
+from catalog.models import EditorialPiece
 
 pytestmark = pytest.mark.django_db
 BRIEF = "/api/a2a/x402/morning-brief"
 HTTPS = {"X-Forwarded-Proto": "https"}
+
+
+@pytest.fixture(autouse=True)
+def brief() -> None:
+    """This morning's brief: the brief is sold (402) only when it has something to deliver."""
+    EditorialPiece.objects.create(
+        kind="morning_brief", title="Brief", summary="s", body="full brief", published_at=timezone.now()
+    )
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from catalog.analytics.sentiment import (
 from catalog.feeds.news.parse import parse_feed
 from catalog.feeds.replay import SAMPLES, replay_start
 from catalog.feeds.runner import feed_run
-from catalog.models import NewsItem, TokenizedAsset
+from catalog.models import NewsItem, Sku, TokenizedAsset
 from tests.feedserver import Answer, FeedServer
 from tests.marketdata import equity_quote_write, news_write
 from tests.test_credits import funded
@@ -435,6 +435,47 @@ def test_the_feed_scores_what_it_ingests_and_rescores_a_changed_item(settings):
         assert item.published_at == datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
     finally:
         server.close()
+
+
+EQUITY_RSS = """<?xml version="1.0"?><rss version="2.0"><channel><title>wire</title>
+<item><title>NVDA jumps as data-center sales beat estimates and guidance is raised</title>
+<link>https://example.com/n1</link><guid>n-1</guid><pubDate>{at}</pubDate></item>
+<item><title>AAPL falls as iPhone sales slump and analysts cut targets</title>
+<link>https://example.com/n2</link><guid>n-2</guid><pubDate>{at}</pubDate></item>
+<item><title>US stocks: IT budgets lift ALL boats, A CEO says</title>
+<link>https://example.com/n3</link><guid>n-3</guid><pubDate>{at}</pubDate></item>
+</channel></rss>"""
+
+
+def test_equity_headlines_naming_a_bare_ticker_are_attributed_to_it(api, settings):
+    """"NVDA jumps ..." and "AAPL falls as ..." (no $ and no exchange prefix) are about NVDA and
+    AAPL: the equity sentiment of those tickers answers with them, while the capitalised
+    words of the third headline are no tickers (even listed as symbols by the operator)."""
+    settings.OUTBOUND_ALLOW_PRIVATE_TARGETS = True
+    settings.EQUITY_SYMBOLS = [*settings.EQUITY_SYMBOLS, "ALL", "IT", "A"]
+    at = (timezone.now() - timedelta(hours=1)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    server = FeedServer()
+    try:
+        server.routes["/eq.xml"] = Answer(body=EQUITY_RSS.format(at=at).encode())
+        settings.NEWS_FEEDS = f"equity|{server.url}/eq.xml|wire"
+        assert feed_run(name="news", mode="live").outcome == "ok"
+    finally:
+        server.close()
+    tagged = dict(NewsItem.objects.values_list("external_id", "tickers"))
+    assert tagged == {"n-1": ["NVDA"], "n-2": ["AAPL"], "n-3": []}
+    key, account = funded(api, "1")
+    before = _balance(account)
+    nvda = api.get("/api/a2a/equity/intel", {"ticker": "NVDA"}, HTTP_X_API_KEY=key)
+    assert nvda.status_code == 200, nvda.content
+    (row,) = nvda.json()["tickers"]
+    assert row["ticker"] == "NVDA" and row["sentiment"]["label"] == "positive" and row["sentiment"]["items"] == 1
+    aapl = api.get("/api/a2a/sentiment", {"asset": "AAPL"}, HTTP_X_API_KEY=key)
+    assert aapl.status_code == 200, aapl.content
+    (asset,) = aapl.json()["assets"]
+    assert asset["asset"] == "AAPL" and asset["label"] == "negative"
+    everything = api.get("/api/a2a/equity/intel", HTTP_X_API_KEY=key).json()
+    assert {t["ticker"] for t in everything["tickers"]} == {"NVDA", "AAPL"}
+    assert before - _balance(account) == 2 * 100_000 + Sku.objects.get(sku="sentiment").price_atomic
 
 
 @pytest.fixture

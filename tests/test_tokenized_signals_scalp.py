@@ -66,6 +66,12 @@ def test_rising_token_buys_falling_token_sells_each_with_its_premium(api, buyer)
     assert tslax["premium_bps"] == -100.0 and tslax["premium_direction"] == "discount"
     assert paxg["premium_bps"] == 10.0 and paxg["reference_market"] == "spot_metals"
     assert paxg["regime"]["label"] == "range"
+    # A range is decided by the 1h timeframe alone, its levels inside the band the regime reports
+    # (a trend's by both timeframes weighted).
+    assert paxg["decided_by"] == "1h" and "range" in paxg["decision"]
+    low, high = paxg["regime"]["range_low"], paxg["regime"]["range_high"]
+    assert paxg["side"] is None or (low <= paxg["stop"] <= high and low <= paxg["target"] <= high)
+    assert aaplx["decided_by"] == tslax["decided_by"] == "1h+1m"
     # Strongest conviction first.
     conviction = [abs(s["score"]) * s["confidence"] for s in body["signals"]]
     assert conviction == sorted(conviction, reverse=True)

@@ -263,8 +263,15 @@ def test_news_unlock_charges_the_items_price(paid_stack):
 
 
 def test_product_without_data_answers_503_before_any_payment(paid_stack):
-    resp = requests.get(paid_stack.url + BRIEF, timeout=10)  # no brief published: product fails
-    required = decode_payment_required_header(resp.headers["PAYMENT-REQUIRED"])
+    # No brief published: nothing to deliver, so nothing to sign (503, when to ask again).
+    resp = requests.get(paid_stack.url + BRIEF, timeout=10)
+    assert resp.status_code == 503 and resp.headers["Retry-After"] and "PAYMENT-REQUIRED" not in resp.headers
+    # A proof signed while there was a brief, sent once it is gone: refused before any payment.
+    brief = EditorialPiece.objects.create(
+        kind="morning_brief", title="Brief", summary="s", body="b", published_at=timezone.now()
+    )
+    required = challenge(paid_stack.url + BRIEF)
+    brief.delete()
     before = balances(paid_stack)
     paid = requests.get(
         paid_stack.url + BRIEF, headers={"PAYMENT-SIGNATURE": signed_header(required)}, timeout=30
@@ -295,7 +302,7 @@ def test_facilitator_health_reads_the_self_hosted_facilitators_kinds(paid_stack)
     assert body["facilitator"] + "/verify" in store["validate_hint"]
 
 
-def test_the_self_hosted_facilitator_refuses_to_settle_for_strangers(paid_stack, settings):
+def test_the_self_hosted_facilitator_refuses_to_settle_for_strangers(paid_stack, brief, settings):
     """Its gas key pays only for payments to this service's treasury in its USDC."""
     settings.FACILITATOR_SHARED_SECRET = "s3cret-for-the-service-only"
     required = challenge(paid_stack.url + BRIEF)

@@ -1,5 +1,5 @@
 """The unpaid 402 challenge served from Redis in front of Django: same answer, counted,
-and never stale after a price change."""
+and never stale after a price change, nor after its product has nothing left to deliver."""
 
 from __future__ import annotations
 
@@ -17,10 +17,18 @@ from a2a_service.core.redisconn import redis_client
 from a2a_service.wsgi import application
 from billing.x402.fastpath import CHANNEL, LOCAL
 from catalog.counters import counters_pending
-from catalog.models import NewsItem, Sku
+from catalog.models import EditorialPiece, NewsItem, Sku
 
 pytestmark = pytest.mark.django_db
 BRIEF = "/api/a2a/x402/morning-brief"
+
+
+@pytest.fixture(autouse=True)
+def brief() -> EditorialPiece:
+    """This morning's brief: the product has something to deliver, so it is sold (402)."""
+    return EditorialPiece.objects.create(
+        kind="morning_brief", title="Brief", summary="s", body="full brief", published_at=timezone.now()
+    )
 
 
 @pytest.fixture

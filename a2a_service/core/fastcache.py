@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from collections import Counter
@@ -81,21 +82,23 @@ class PushInvalidatedCopy:
         if not self._listening.is_set():
             return None
         entry = self._data.get(key)
-        if entry is None or (self.ttl is not None and entry[1] < time.monotonic()):
+        if entry is None or entry[1] < time.monotonic():
             return None
         return entry[0]
 
     def generation(self) -> int:
         return self._generation
 
-    def put(self, key: str, value: Answer, generation: int) -> None:
+    def put(self, key: str, value: Answer, generation: int, ttl: float | None = None) -> None:
+        """ttl: this entry's own lifetime in seconds (else the copy's)."""
+        life = ttl if ttl is not None else self.ttl
         with self._lock:
             # An invalidation that arrived while the value was fetched makes it stale.
             if not self._listening.is_set() or generation != self._generation:
                 return
             if len(self._data) >= LOCAL_MAX_ENTRIES:
                 self._data.clear()
-            self._data[key] = (value, time.monotonic() + (self.ttl or 0))
+            self._data[key] = (value, math.inf if life is None else time.monotonic() + life)
 
     def clear(self) -> None:
         with self._lock:

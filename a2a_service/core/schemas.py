@@ -37,6 +37,11 @@ class UnauthorizedOut(ErrorOut):
 class ProductUnavailableOut(ErrorOut):
     sku: str | None = None
     charged: bool = Field(False, description="always false: nothing is charged for an unavailable product")
+    retry_after: int | None = Field(
+        None,
+        description="when the product has nothing to deliver now: seconds to wait before asking again "
+        "(the Retry-After header too); no payment is asked for until it has",
+    )
 
 
 class RateLimitedOut(ErrorOut):

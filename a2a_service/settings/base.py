@@ -277,6 +277,9 @@ CELERY_RESULT_EXPIRES = timedelta(hours=1)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
 WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=15)
+# How often beat's sweeper queues the webhook deliveries that are due (a lost queue message, a
+# claim whose worker died).
+WEBHOOK_SWEEP_SECONDS = env.float("WEBHOOK_SWEEP_SECONDS", default=10.0)
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {
         "task": "catalog.tasks.worker_heartbeat",
@@ -284,7 +287,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "flush-counters": {"task": "catalog.tasks.flush_counters", "schedule": 30.0},
     "scan-deposits": {"task": "billing.tasks.scan_deposits", "schedule": DEPOSIT_POLL_SECONDS},
-    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": 10.0},
+    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": WEBHOOK_SWEEP_SECONDS},
 }
 
 # --- The shop: chain, token, treasury, facilitator --------------------------------
@@ -327,6 +330,13 @@ CELERY_BEAT_SCHEDULE["reconcile-payments"] = {
     "schedule": PAYMENT_RECONCILE_SECONDS,
 }
 X402_MAX_TIMEOUT_SECONDS = env.int("X402_MAX_TIMEOUT_SECONDS", default=120)
+# A product with nothing to deliver now (its spec's `available` check says no) is answered 503
+# with this Retry-After on every paid surface, unpaid calls included: no payment is asked for
+# nothing. A stored 402 challenge of a product with such a check lives at most
+# PRODUCT_AVAILABILITY_RECHECK_SECONDS (its data may go stale by time alone); a change of
+# availability seen at a feed or analytics pass, a brief or a prune drops them at once.
+PRODUCT_UNAVAILABLE_RETRY_SECONDS = env.int("PRODUCT_UNAVAILABLE_RETRY_SECONDS", default=60)
+PRODUCT_AVAILABILITY_RECHECK_SECONDS = env.int("PRODUCT_AVAILABILITY_RECHECK_SECONDS", default=10)
 # The agent-payment network rail exists but is disabled (interface: payment_alternatives).
 SKYFIRE_RAIL_ENABLED = env.bool("SKYFIRE_RAIL_ENABLED", default=False)
 AGENTVERSE_NEWS_AGENT = env("AGENTVERSE_NEWS_AGENT", default="")
@@ -536,6 +546,10 @@ MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
 A2A_MESSAGE_MAX_BYTES = env.int("A2A_MESSAGE_MAX_BYTES", default=32_768)
 A2A_TASK_MAX_MESSAGES = env.int("A2A_TASK_MAX_MESSAGES", default=20)
 A2A_TASK_MAX_BYTES = env.int("A2A_TASK_MAX_BYTES", default=262_144)
+# How long A2A tasks (GetTask answers from them) and the agent surfaces' answer records (agent
+# status reads the last 24 h) are kept before the feeds' pruning pass deletes them; 0 keeps all.
+A2A_TASK_RETENTION_DAYS = env.int("A2A_TASK_RETENTION_DAYS", default=7)
+AGENT_INTERACTION_RETENTION_DAYS = env.int("AGENT_INTERACTION_RETENTION_DAYS", default=7)
 # Execution delegation (webhooks/delegation/): a reported fill may exceed its order's notional (or
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.

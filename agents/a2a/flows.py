@@ -30,7 +30,7 @@ from a2a_service.core.errors import PaymentRequired as CreditTooLow
 from a2a_service.core.money import usdc_from_atomic
 from agents.a2a import extension as x
 from agents.a2a.proto import plain_json, to_json
-from agents.a2a.skills import Asked, asked_skill, is_free, skills_all
+from agents.a2a.skills import Asked, agent_answers, agent_skills, asked_skill, is_free, skills_all
 from agents.a2a.store import (
     a2a_task_claim,
     a2a_task_create,
@@ -46,8 +46,9 @@ from billing.api.auth import api_key_account
 from billing.api.views import IDEMPOTENCY_KEY_MAX
 from billing.models import Account
 from billing.paid_call import CreditReceipt, Offer, ReplayReceipt, X402Receipt, paid_call, paid_offer
+from billing.rails.base import product_available
 from billing.rails.credits import CreditRail, Idempotency
-from billing.rails.x402 import SettlementPending, x402_challenge, x402_payment
+from billing.rails.x402 import PaymentUnreachable, SettlementPending, x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode
 from catalog.models import CatalogAgent
 from catalog.selectors.payment import absolute
@@ -105,8 +106,10 @@ def _artifact(task: A2aTask, content: Any, description: str) -> dict[str, Any]:
 
 
 def help_message(ctx: Ctx, message: Message) -> dict[str, Any]:
-    """The answer to a message that names no skill: a message (no task) listing the skills."""
-    skills = [s.id for s in skills_all()]
+    """The answer to a message that names no skill: a message (no task) listing the skills
+    this endpoint answers (a catalog agent's own)."""
+    agent = ctx.catalog_agent
+    skills = [s.id for s in (agent_skills(agent) if agent is not None else skills_all())]
     reply: dict[str, Any] = {
         "messageId": uuid.uuid4().hex,
         "role": "ROLE_AGENT",
@@ -135,6 +138,13 @@ def send_message(ctx: Ctx, message: Message, *, task: A2aTask | None) -> A2aTask
         ctx.status = 422
         return help_message(ctx, message)
     ctx.skill = asked.skill
+    agent = ctx.catalog_agent
+    if agent is not None and not agent_answers(agent, asked.skill):
+        listed = ", ".join(s.id for s in agent_skills(agent))
+        raise InvalidParamsError(
+            f"agent {agent.slug} does not sell skill {asked.skill!r}; its skills: {listed}. "
+            f"The hub (/api/a2a/agenthub) answers every skill of /.well-known/agent-card.json"
+        )
     return _start(ctx, asked, message)
 
 
@@ -185,6 +195,10 @@ def _start(ctx: Ctx, asked: Asked, message: Message) -> A2aTask:
         )
     try:
         offer = _offer(asked.skill, asked.params, ctx.base)
+        if not ctx.api_key:
+            # Nothing to deliver now: the task fails with the reason and when to ask again,
+            # instead of asking for a payment that would buy nothing.
+            product_available(offer)
     except ProductUnavailable as exc:
         task = a2a_task_create(
             agent=ctx.agent,
@@ -245,10 +259,12 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
     if ctx.api_key:
         account = api_key_account(ctx.request)
         return _claimed(ctx, task, user, lambda offer: _pay_credits(ctx, task, offer, account, user))
-    # Neither paid nor declined: the requirements again (at today's price). The message asks the
-    # task's question again, unpaid: it is not stored, so repeating it grows nothing.
+    # Neither paid nor declined: the requirements again (at today's price), if there is
+    # something to deliver. The message asks the task's question again, unpaid: it is not
+    # stored, so repeating it grows nothing.
     try:
         offer = _offer(task.skill, task.params, ctx.base)
+        product_available(offer)
     except ApiError as exc:
         if not a2a_task_claim(task=task):
             raise UnsupportedOperationError(f"task {task.id} is being paid by another request") from None
@@ -368,7 +384,10 @@ def _failed(
     the task fails, nothing was charged."""
     ctx.status = exc.status_code
     charged = bool(exc.extra.get("charged", False))
-    status_message = _text_message(task, detail or exc.detail, {"charged": charged})
+    metadata: dict[str, Any] = {"charged": charged}
+    if "retry_after" in exc.extra:  # nothing to deliver now: when to ask again
+        metadata["retry_after"] = exc.extra["retry_after"]
+    status_message = _text_message(task, detail or exc.detail, metadata)
     return a2a_task_save(
         task=task, state=State.FAILED, messages=[*user, status_message], status_message=status_message
     )
@@ -453,9 +472,9 @@ def _pay_x402(
         charged = bool(exc.extra.get("charged", False))
         # Settled but the product failed: the payment is kept; the same payload on this task
         # collects it, so the task waits for it again instead of failing. Likewise when the
-        # facilitator or the chain did not answer (retry_after): nothing was claimed, and the
-        # same payload on this task goes through once they do.
-        again = charged or "retry_after" in exc.extra
+        # facilitator or the chain did not answer: nothing was claimed, and the same payload on
+        # this task goes through once they do.
+        again = charged or isinstance(exc, PaymentUnreachable)
         return _payment_failed(
             ctx,
             task,

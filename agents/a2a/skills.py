@@ -1,7 +1,8 @@
 """The skills the A2A endpoints sell: one per product on sale (its SKU name; paid) and the free
-catalogs (agents/discovery/views.py FREE_CAPABILITIES). The cards list exactly these, and a
-message names one by a data part {"skill": ..., "params": {...}} or in words
-(agents/intent.py understand)."""
+catalogs (agents/discovery/views.py FREE_CAPABILITIES). The hub's cards list exactly these; a
+catalog agent lists its own share of them (agent_skills: the SKUs it sells while on sale and
+its free_skills), each callable at its JSON-RPC endpoint. A message names one by a data part
+{"skill": ..., "params": {...}} or in words (agents/intent.py understand)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ class SkillOut:
     description: str
     tags: list[str]
     examples: list[str] = field(default_factory=list)
+    # The price per call in USDC (the SKU's list price; an item may carry its own); None: free.
+    price_usdc: float | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def paid_skill(x: Sku) -> SkillOut:
         "(x402.payment.payload on the input-required task) or send an X-API-Key header (prepaid credits).",
         tags=[t for t in (x.family, "paid", "x402", x.tier and f"tier-{x.tier}") if t],
         examples=[x.headline, data_example(x.sku, params_example(x.sku))],
+        price_usdc=x.price_usdc,
     )
 
 
@@ -125,6 +129,27 @@ def free_skill(name: str) -> SkillOut:
 def skills_all() -> list[SkillOut]:
     """Every skill the endpoints answer now: the products on sale, then the free catalogs."""
     return [paid_skill(x) for x in live_skus()] + [free_skill(name) for name in FREE_CAPABILITIES]
+
+
+def agent_free_skills(agent: CatalogAgent) -> list[str]:
+    """The agent's free catalogs that exist (a name staff typed that names none is not listed)."""
+    names = agent.free_skills if isinstance(agent.free_skills, list) else []
+    return [n for n in dict.fromkeys(names) if isinstance(n, str) and n in FREE_CAPABILITIES]
+
+
+def agent_skills(agent: CatalogAgent, *, on_sale: list[Sku] | None = None) -> list[SkillOut]:
+    """What a catalog agent lists and its JSON-RPC endpoint answers: each SKU it sells that is
+    on sale now (paid, with its price), then its free catalogs. `on_sale`: live_skus(), when
+    the caller lists several agents."""
+    sold = {x.pk for x in agent.skus.all()}
+    paid = [paid_skill(x) for x in (live_skus() if on_sale is None else on_sale) if x.pk in sold]
+    return paid + [free_skill(name) for name in agent_free_skills(agent)]
+
+
+def agent_answers(agent: CatalogAgent, skill: str) -> bool:
+    """Whether `skill` is the agent's to answer: one of its SKUs (on sale or not: one that is
+    not answers why, as the hub would) or one of its free catalogs."""
+    return skill in agent_free_skills(agent) or any(x.sku == skill for x in agent.skus.all())
 
 
 def asked_skill(message: Message, *, agent: CatalogAgent | None) -> Asked | None:

@@ -18,7 +18,7 @@ from agents.discovery import schemas as s
 from billing.api.auth import api_key_account
 from billing.api.views import credit_serve, paid_response, payment_required
 from billing.paid_call import paid_call, paid_offer
-from billing.rails.base import SessionReceipt
+from billing.rails.base import SessionReceipt, product_available
 from billing.rails.x402 import x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from sessions_app.rail import session_payment
@@ -74,5 +74,6 @@ def paid_run(
         rail_ = x402_payment(payload=proof_decode(raw), offer=offer, resource_url=resource_url)
         answer = paid_response(paid_call(product=offer, payment=rail_))
     except PaymentRejected as exc:
+        product_available(offer)  # a refused proof is not asked again for nothing
         return payment_required(exc.challenge or challenge, base, exc.reason, exc.message), None
     return answer, s.ChatChargeOut(rail="x402", amount_usdc=usdc_from_atomic(price))

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from a2a_service.core.payment_routes import routes_state
+from agents.a2a.skills import SkillOut, agent_skills
 from agents.discovery import schemas as s
 from agents.discovery.status import HUB, agent_activity, agent_status_of, partner_statuses
 from billing import schemas as bs
@@ -14,25 +13,31 @@ from catalog.models import (
     Sku,
 )
 from catalog.selectors.payment import absolute
-from catalog.selectors.skus import sku_available, sku_out
+from catalog.selectors.skus import live_skus, sku_available, sku_out
 
 
-def agent_skill(raw: dict[str, Any]) -> s.AgentSkillOut:
+def agent_skill(skill: SkillOut) -> s.AgentSkillOut:
     return s.AgentSkillOut(
-        id=str(raw.get("id", "")),
-        name=str(raw.get("name", "")),
-        description=str(raw.get("description", "")),
-        tags=[str(t) for t in raw.get("tags", [])],
-        examples=[str(e) for e in raw.get("examples", [])],
+        id=skill.id,
+        name=skill.name,
+        description=skill.description,
+        tags=skill.tags,
+        examples=skill.examples,
+        price_usdc=skill.price_usdc,
     )
 
 
-def catalog_agent_out(base: str, agent: CatalogAgent) -> s.CatalogAgentOut:
+def agent_skills_out(agent: CatalogAgent, on_sale: list[Sku] | None = None) -> list[s.AgentSkillOut]:
+    """The skills the agent's JSON-RPC endpoint answers (agents/a2a/skills.py agent_skills)."""
+    return [agent_skill(x) for x in agent_skills(agent, on_sale=on_sale)]
+
+
+def catalog_agent_out(base: str, agent: CatalogAgent, on_sale: list[Sku] | None = None) -> s.CatalogAgentOut:
     return s.CatalogAgentOut(
         slug=agent.slug,
         name=agent.name,
         description=agent.description,
-        skills=[agent_skill(r) for r in agent.skills],
+        skills=agent_skills_out(agent, on_sale),
         skus=[x.sku for x in agent.skus.all()],
         enabled=agent.enabled,
         chat=absolute(base, f"/api/a2a/agents/{agent.slug}/chat"),
@@ -65,8 +70,9 @@ def agent_health(agent: CatalogAgent) -> s.AgentHealthOut:
 
 
 def federated_agents(base: str) -> s.FederatedAgentsOut:
+    on_sale = live_skus()
     local = [
-        s.FederatedLocalAgentOut(**catalog_agent_out(base, a).model_dump(), health=agent_health(a))
+        s.FederatedLocalAgentOut(**catalog_agent_out(base, a, on_sale).model_dump(), health=agent_health(a))
         for a in CatalogAgent.objects.filter(enabled=True).prefetch_related("skus")
     ]
     partners = partners_out(list(PartnerAgent.objects.filter(enabled=True)))
@@ -95,7 +101,8 @@ UNKNOWN_AGENT = "unknown agent {slug!r}; see /api/a2a/agents/catalog"
 
 
 def agents_catalog(base: str) -> s.AgentsCatalogOut:
-    agents = [catalog_agent_out(base, a) for a in CatalogAgent.objects.prefetch_related("skus")]
+    on_sale = live_skus()
+    agents = [catalog_agent_out(base, a, on_sale) for a in CatalogAgent.objects.prefetch_related("skus")]
     return s.AgentsCatalogOut(agents=agents, count=len(agents))
 
 
@@ -126,7 +133,7 @@ def agent_manifest(base: str, slug: str) -> s.AgentManifestOut | None:
         slug=agent.slug,
         name=agent.name,
         description=agent.description,
-        skills=[agent_skill(r) for r in agent.skills],
+        skills=agent_skills_out(agent),
         skus=[sku_out(x) for x in agent.skus.all() if sku_available(x)],
         endpoints={
             "chat": absolute(base, f"/api/a2a/agents/{agent.slug}/chat"),

@@ -45,6 +45,7 @@ def storefront(base: str) -> s.StorefrontOut:
             s.StorefrontSkuOut(
                 **sku_out(x).model_dump(),
                 sales_30d=st.sales_30d if st else 0,
+                sales_30d_by_rail=st.sales_30d_by_rail if st else {},
                 revenue_30d_usdc=usdc_from_atomic(st.revenue_30d_atomic if st else 0),
                 sales_all_time=st.sales_all_time if st else 0,
                 revenue_all_time_usdc=usdc_from_atomic(st.revenue_all_time_atomic if st else 0),

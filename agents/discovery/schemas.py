@@ -13,8 +13,13 @@ from catalog.api.schemas import SkuOut
 
 
 class StorefrontSkuOut(SkuOut):
-    sales_30d: int = Field(description="settled sales in the last 30 days")
-    revenue_30d_usdc: float
+    sales_30d: int = Field(description="paid calls sold in the last 30 days, whatever paid them")
+    sales_30d_by_rail: dict[str, int] = Field(
+        default_factory=dict, description="sales_30d by the rail that paid (x402, credits, session, mcp_managed_pack)"
+    )
+    revenue_30d_usdc: float = Field(
+        description="money taken for it (x402 and credits; a call a prepaid pack covered adds none)"
+    )
     sales_all_time: int
     revenue_all_time_usdc: float
     trust_score: float = Field(
@@ -58,11 +63,17 @@ class ManifestOut(Out):
 
 
 class AgentSkillOut(Out):
+    """A skill the agent's JSON-RPC endpoint (POST /api/a2a/agents/{slug}, SendMessage with a data
+    part {"skill": id}) answers: a SKU it sells (paid) or a free catalog."""
+
     id: str
     name: str
     description: str
     tags: list[str]
     examples: list[str] = []
+    price_usdc: float | None = Field(
+        default=None, description="per call (the SKU's list price; a news item may carry its own); null: free"
+    )
     inputModes: list[str] = ["application/json"]
     outputModes: list[str] = ["application/json"]
 

@@ -27,6 +27,7 @@ from agents.services import agent_interaction_record
 from billing.api.auth import api_key_account
 from billing.api.views import credit_serve, paid_response, payment_required
 from billing.paid_call import paid_call, paid_offer
+from billing.rails.base import product_available
 from billing.rails.x402 import x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from catalog.api.bodies import MarketplaceExecuteBody
@@ -128,6 +129,7 @@ def marketplace_paid(request: Request, *, capability: str, sku: str, params: dic
         resource_url = request.build_absolute_uri()
         challenge = x402_challenge(offer, resource_url=resource_url)
         if raw is None:
+            product_available(offer)  # nothing to deliver now: 503, not a challenge
             return payment_required(
                 challenge,
                 base,
@@ -139,6 +141,7 @@ def marketplace_paid(request: Request, *, capability: str, sku: str, params: dic
             rail = x402_payment(payload=proof_decode(raw), offer=offer, resource_url=resource_url)
             paid = paid_response(paid_call(product=offer, payment=rail))
         except PaymentRejected as exc:
+            product_available(offer)  # a refused proof is not asked again for nothing
             return payment_required(exc.challenge or challenge, base, exc.reason, exc.message)
     if paid.status_code != 200:
         return paid

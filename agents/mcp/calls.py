@@ -54,6 +54,7 @@ from billing.paid_call import (
     paid_call,
     paid_offer,
 )
+from billing.rails.base import product_available
 from billing.rails.x402 import x402_challenge, x402_payment
 from billing.x402.challenge import Challenge
 from billing.x402.proof import INVALID_PAYLOAD, PaymentRejected
@@ -148,11 +149,14 @@ def _answer(request: Request, name: str, arguments: dict[str, Any], meta: dict[s
             rail = x402_payment(payload=_payload(raw), offer=offer, resource_url=resource)
             paid = paid_call(product=offer, payment=rail)
         except PaymentRejected as exc:
+            product_available(offer)  # a refused proof is not asked again for nothing
             return _payment_required(exc.challenge or challenge, base, offer, exc.reason, exc.message)
         return _paid(paid)
     if request.headers.get("X-API-Key", "").strip():
         rail_key = ManagedCallRail(account=api_key_account(request), reference=f"{MCP_PATH} {name}")
         return _paid(paid_call(product=offer, payment=rail_key))
+    # Nothing to deliver now: a tool error (503, retry_after, the reason), not a payment to sign.
+    product_available(offer)
     _count_challenge(name)
     return _payment_required(
         challenge,

@@ -14,17 +14,31 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.conf import settings
+from django.db.models import F, QuerySet
 from pydantic import BaseModel, Field
 
 from agents.mcp import MCP_PATH
 from agents.mcp.services import mcp_allowance_grant, mcp_allowance_remaining, mcp_allowance_use
+from agents.models import McpAllowanceCall
 from billing.models import Account
 from billing.rails.base import Content, Hold, Offer, Paid, Receipt, SessionReceipt
 from billing.rails.credits import CreditRail
 from billing.selectors.credits import payer_account
+from billing.selectors.sales import AMOUNT, PAYER, SOLD_AT, SalesSource, no_revenue, sales_source_register
 from catalog.products.registry import ProductCall, product
 
 SKU = "mcp_managed_pack"
+
+
+def pack_calls_sold() -> QuerySet[Any]:
+    """The calls managed packs paid, for every published sales figure: one sale each, with no
+    revenue of its own (the pack's price was its sale, by the rail that bought it)."""
+    return McpAllowanceCall.objects.annotate(
+        **{SOLD_AT: F("created_at"), AMOUNT: no_revenue(), PAYER: F("allowance__account__wallet_address")}
+    )
+
+
+sales_source_register(SalesSource(rail="mcp_managed_pack", sold=pack_calls_sold))
 
 
 class ManagedPackOut(BaseModel):

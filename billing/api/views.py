@@ -32,6 +32,7 @@ from billing.paid_call import (
     paid_call,
     paid_offer,
 )
+from billing.rails.base import NothingToDeliver, product_available
 from billing.rails.credits import CreditRail, Idempotency, credit_headers
 from billing.rails.x402 import x402_challenge, x402_payment
 from billing.schemas import WhaleTokenPaysNothingOut
@@ -106,6 +107,8 @@ class X402PaidView(ApiView):
             # The credit route on the same path: same product, paid from prepaid credits.
             return credit_serve(request=request, account=api_key_account(request), offer=offer)
         if raw is None:
+            # Nothing to deliver now: 503 (Retry-After, the reason), not a challenge to sign for nothing.
+            product_available(offer)
             self.count_hit(offer.name)
             response = payment_required(
                 challenge,
@@ -121,6 +124,7 @@ class X402PaidView(ApiView):
                     sku=offer.name,
                     header=response[PAYMENT_REQUIRED_HEADER],
                     body=response.data,
+                    availability_checked=offer.product.available is not None,
                 )
             return response
         try:
@@ -128,6 +132,7 @@ class X402PaidView(ApiView):
             challenge = rail.challenge
             paid = paid_call(product=offer, payment=rail)
         except PaymentRejected as exc:
+            product_available(offer)  # a refused proof is not asked again for nothing
             return payment_required(exc.challenge or challenge, base, exc.reason, exc.message)
         return paid_response(paid)
 
@@ -303,7 +308,9 @@ class CreditRouteView(ApiView):
                 parse_query(request, self.query_model)
             if self.body_model:
                 parse_body(request, self.body_model)
-            raise whale_token_pays_nothing(self._offer(request, path))
+            offer = self._offer(request, path)
+            product_available(offer)  # nothing to deliver: 503, not how to pay
+            raise whale_token_pays_nothing(offer)
         account = api_key_account(request)
         if self.query_model:
             parse_query(request, self.query_model)
@@ -318,8 +325,9 @@ class CreditRouteView(ApiView):
             return credit_serve(request=request, account=account, offer=offer)
         try:
             return credit_serve(request=request, account=account, offer=offer)
-        except PaymentRequired:
-            # Not enough credit (nothing was charged): the free tier instead of a 402.
+        except (PaymentRequired, NothingToDeliver):
+            # Not enough credit (nothing was charged; NothingToDeliver: and the paid content
+            # has nothing to deliver anyway): the free tier instead of a 402 or a 503.
             return free_serve(free, offer)
 
     def _offer(self, request: Request, path: dict[str, Any], body: BaseModel | None = None) -> Offer:

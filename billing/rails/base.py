@@ -11,11 +11,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
+from django.conf import settings
 from x402.schemas import SettleResponse
 
 from a2a_service.core.errors import ProductUnavailable
 from catalog.models import Sku
-from catalog.products.registry import Product, ProductCall, ProductFailed
+from catalog.products.registry import Product, ProductCall, ProductFailed, product_has_content
 
 Content = dict[str, Any]
 
@@ -134,12 +135,41 @@ class Answered(Exception):  # noqa: N818 - a result carried out of a hold, not a
         self.paid = paid
 
 
+def _retry_after() -> tuple[dict[str, Any], dict[str, str]]:
+    """When to ask a product with nothing to deliver again: in the body (for surfaces without
+    headers: MCP, A2A) and as Retry-After."""
+    retry = int(settings.PRODUCT_UNAVAILABLE_RETRY_SECONDS)
+    return {"retry_after": retry}, {"Retry-After": str(retry)}
+
+
+class NothingToDeliver(ProductUnavailable):
+    """Asked before a payment is asked for (product_available): the product's own check says it
+    has nothing to deliver now, so no payment is asked for; a 503 like the product's own."""
+
+
+def product_available(offer: Offer) -> None:
+    """Before a payment is asked for: a product whose own cheap check says it has nothing to
+    deliver now (no brief yet, no fresh data) is 503, so no agent signs, and nobody is asked to
+    top up, for nothing. A product without a check is taken to have content."""
+    ok, reason = product_has_content(offer.name)
+    if not ok:
+        body, headers = _retry_after()
+        raise NothingToDeliver(
+            f"{offer.name} has nothing to deliver now: {reason}; nothing was charged",
+            extra={"sku": offer.name, "charged": False, **body},
+            headers=headers,
+        )
+
+
 def product_run(offer: Offer) -> Content:
     """Run the product; a product that cannot deliver is ProductUnavailable, nothing charged."""
     try:
         return offer.product.run(offer.call)
     except ProductFailed as exc:
-        raise ProductUnavailable(str(exc), extra={"sku": offer.name, "charged": False}) from exc
+        body, headers = _retry_after()
+        raise ProductUnavailable(
+            str(exc), extra={"sku": offer.name, "charged": False, **body}, headers=headers
+        ) from exc
 
 
 def product_ready(offer: Offer) -> None:

@@ -257,10 +257,13 @@ def _verify(proof: Proof, *, sku: Sku, payment: Payment | None = None) -> None:
         raise PaymentRejected(reason, verified.invalid_message or "the facilitator refused the payment")
 
 
-def _unreachable(detail: str, sku: Sku) -> ProductUnavailable:
+class PaymentUnreachable(ProductUnavailable):
     """503 with Retry-After: the facilitator or the chain did not answer, the claim is withdrawn,
     and the agent sends the same proof again (not a new signature: nothing is wrong with it)."""
-    return ProductUnavailable(
+
+
+def _unreachable(detail: str, sku: Sku) -> PaymentUnreachable:
+    return PaymentUnreachable(
         detail[:500],
         extra={"sku": sku.sku, "charged": False, "retry_after": UNREACHABLE_RETRY_SECONDS},
         headers={"Retry-After": str(UNREACHABLE_RETRY_SECONDS)},

@@ -50,6 +50,7 @@ def conversion(base: str) -> s.ConversionOut:
     for metric, n in counters_pending(since=since).items():
         hits[metric] = hits.get(metric, 0) + n
     counts = payment_counts(days=days)
+    window = sales_window(days=days)
     challenges = int(hits.get("challenge", 0))
     return s.ConversionOut(
         window_days=days,
@@ -57,6 +58,7 @@ def conversion(base: str) -> s.ConversionOut:
         hits={"free": int(hits.get("hit", 0)), "teaser": int(hits.get("teaser", 0)), "challenge": challenges},
         payment_attempts=counts["attempts"],
         sales=counts["sales"],
+        sales_by_rail=window["by_rail"],
         challenge_to_sale_pct=round(100.0 * counts["sales"] / challenges, 2) if challenges else None,
         skus_live=on_sale().count(),
         skus_activated=counts["skus_activated"],
@@ -147,6 +149,7 @@ def platform_stats(base: str) -> s.PlatformStatsOut:
         sales_all_time=all_time["sales"],
         revenue_all_time_usdc=all_time["revenue_usdc"],
         paying_wallets=all_time["paying_wallets"],
+        sales_by_rail=all_time["by_rail"],
     )
 
 

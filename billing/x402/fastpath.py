@@ -11,8 +11,13 @@ renders (header and body) in Redis. This WSGI layer answers the next identical r
 
 Saving a SKU or a news item deletes the stored challenges and publishes an invalidation
 after commit, so every process forgets its copy and the next request is priced from the
-database. Challenges served from a process's copy are counted in memory and added to the
-Redis counters every second (and at exit). Requests with a payment proof, an API key, an
+database. A challenge is stored only while its product has something to deliver (Django
+answers 503 otherwise, and that is not stored): a change of a product's availability seen
+by catalog/availability.py drops them all the same way, and a product with an availability
+check has its challenge stored for PRODUCT_AVAILABILITY_RECHECK_SECONDS only (in Redis and
+in each process's copy), since its data may go stale with no write to announce it.
+Challenges served from a process's copy are counted in memory and added to the Redis
+counters every second (and at exit). Requests with a payment proof, an API key, an
 Origin (CORS), or a query other than the product's own parameters always go to Django."""
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
@@ -31,6 +37,7 @@ from redis.commands.core import Script
 from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import counter_hash, redis_client
+from catalog.availability import AVAILABILITY_HASH, AVAILABLE
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +77,7 @@ def _fingerprint() -> str:
         settings.USDC_EIP712_NAME,
         settings.USDC_EIP712_VERSION,
         settings.PUBLIC_BASE_URL,
+        "v2",  # the stored format (sku, expiry, header, body)
     ]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
@@ -78,13 +86,35 @@ def challenge_key(host: str, path: str, query: str) -> str:
     return f"{PREFIX}{_fingerprint()}:{host}{path}?{query}"
 
 
-def challenge_store(*, host: str, path: str, query: str, sku: str, header: str, body: dict[str, Any]) -> None:
+def challenge_store(
+    *,
+    host: str,
+    path: str,
+    query: str,
+    sku: str,
+    header: str,
+    body: dict[str, Any],
+    availability_checked: bool = False,
+) -> None:
+    """Store the challenge for TTL_SECONDS. Its expiry (unix ms) is stored with it, so a
+    process's copy taken from Redis does not outlive it either. availability_checked: the
+    product has an availability check, which it has just passed; its data may go stale with no
+    write to tell, so the challenge is kept PRODUCT_AVAILABILITY_RECHECK_SECONDS at most, and
+    its availability is recorded as seen (a refresh that finds it gone drops the challenge)."""
     client = redis_client()
     if client is None:
         return
-    payload = f"{sku}\n{header}\n".encode() + json.dumps(body, separators=(",", ":")).encode()
+    life = TTL_SECONDS
+    if availability_checked:
+        life = max(1, min(int(settings.PRODUCT_AVAILABILITY_RECHECK_SECONDS), TTL_SECONDS))
+    until_ms = int((time.time() + life) * 1000)
+    payload = f"{sku}\n{until_ms}\n{header}\n".encode() + json.dumps(body, separators=(",", ":")).encode()
     try:
-        client.set(challenge_key(host, path, query), payload, ex=TTL_SECONDS)
+        pipe = client.pipeline(transaction=False)
+        if availability_checked:
+            pipe.hset(AVAILABILITY_HASH, sku, AVAILABLE)
+        pipe.set(challenge_key(host, path, query), payload, ex=life)
+        pipe.execute()
     except Exception:  # storing is an optimisation: the answer stands without it
         log_throttled(logger, "x402-challenge-store", "could not store the 402 challenge in Redis")
 
@@ -114,10 +144,11 @@ def challenges_forget() -> None:
 LOCAL = PushInvalidatedCopy(channel=CHANNEL, name="x402-challenge")
 
 
-def _decode(stored: bytes) -> Answer:
-    sku, header, body = stored.split(b"\n", 2)
+def _decode(stored: bytes) -> tuple[Answer, float]:
+    """The answer, and how many seconds it may still be served."""
+    sku, until_ms, header, body = stored.split(b"\n", 3)
     headers = [*STATIC_HEADERS, ("PAYMENT-REQUIRED", header.decode()), ("Content-Length", str(len(body)))]
-    return f"challenge|{sku.decode()}", body, headers
+    return (f"challenge|{sku.decode()}", body, headers), int(until_ms) / 1000 - time.time()
 
 
 class ChallengeFastPath:
@@ -159,7 +190,9 @@ class ChallengeFastPath:
             return self.app(environ, start_response)
         if not stored:
             return self.app(environ, start_response)
-        decoded = _decode(stored)
-        LOCAL.put(key, decoded, generation)
+        decoded, remaining = _decode(stored)
+        if remaining <= 0:  # past its expiry by our clock (Redis's lags): Django answers it
+            return self.app(environ, start_response)
+        LOCAL.put(key, decoded, generation, ttl=remaining)
         start_response("402 Payment Required", decoded[2])
         return [decoded[1]]

@@ -1,12 +1,6 @@
 """The desks' maths, from the stored candles, tickers, funding readings and calendar rows.
 
-- Grid range desk (`grid_plan`): for a symbol whose 1h regime is a range, grid bounds inside
-  the observed band (the run's lowest low / highest high, intersected with the Bollinger
-  bands, each edge pulled in by GRID_EDGE_ATR ATRs), evenly spaced levels whose step is
-  GRID_SPACING_ATR ATRs but never less than GRID_FEE_MULTIPLE round-trip taker fees (so every
-  step pays), the times the closes crossed each level over the regime's bars
-  (`level_crossings`), and the invalidation prices (a close GRID_INVALIDATION_ATR ATRs beyond
-  the band).
+- Grid range desk: catalog/analytics/grid.py (it prices its steps with `taker_fee` here).
 - Broker scalp desk (`scalp_setup`): on 1m candles, with the 1h regime as context, a
   mean-reversion entry in a range (RSI extreme and a Bollinger band touch, target the middle
   band) or a pullback entry in a trend (a dip to the fast EMA that holds the slow one), stops
@@ -32,7 +26,7 @@ from django.conf import settings
 from catalog.analytics.indicators import Snapshot
 from catalog.analytics.macro import MacroGate, macro_gate
 from catalog.analytics.regime import Label, Regime
-from catalog.analytics.series import FloatArray, Series, timeframe_delta
+from catalog.analytics.series import Series
 from catalog.models import ExchangeMarket, FundingRate
 
 # --- freshness ----------------------------------------------------------------------------------
@@ -72,100 +66,6 @@ def taker_fee(exchange_id: str) -> tuple[float, Literal["ccxt", "assumed"]]:
         if isinstance(fee, int | float) and fee >= 0:
             return float(fee), "ccxt"
     return TAKER_FEE_ASSUMED, "assumed"
-
-
-# --- grid range desk ----------------------------------------------------------------------------
-
-# The outer levels sit half an hourly ATR inside the band: a bar's ordinary wick past the edge
-# of a range should not be the only thing that ever fills them.
-GRID_EDGE_ATR = 0.5
-# A step of half an hourly ATR: ordinary hourly movement crosses it, so levels fill.
-GRID_SPACING_ATR = 0.5
-# More levels than this splits the capital into orders too small to matter.
-GRID_MAX_LEVELS = 40
-# A close this many ATRs beyond the band is a breakout, not noise: the grid is invalid.
-GRID_INVALIDATION_ATR = 1.0
-
-
-def level_crossings(closes: FloatArray, levels: FloatArray) -> list[int]:
-    """How many times the closes changed side of each level (a close at the level counts as
-    above it). Counted close to close, so a wick through a level that closes back on the same
-    side is not counted: a floor on the fills a resting order there would have had."""
-    if len(closes) < 2 or len(levels) == 0:
-        return [0] * len(levels)
-    above = closes[:, None] >= levels[None, :]
-    return [int(x) for x in np.sum(above[1:] != above[:-1], axis=0)]
-
-
-@dataclass(frozen=True)
-class GridPlan:
-    band_low: float  # the regime run's lowest low and highest high (the observed band)
-    band_high: float
-    bb_lower: float | None
-    bb_upper: float | None
-    atr: float
-    lower: float  # the grid's lowest and highest levels
-    upper: float
-    levels: list[float]
-    spacing: float  # between two levels
-    min_spacing: float  # GRID_FEE_MULTIPLE round-trip taker fees at the top level
-    taker_fee: float
-    fee_source: str
-    crossings: list[int]  # per level, over `bars_counted` bars
-    bars_counted: int
-    days_counted: float
-    invalid_below: float  # a close beyond either invalidates the grid
-    invalid_above: float
-
-
-@dataclass(frozen=True)
-class NoGrid:
-    reason: str
-
-
-def grid_plan(series: Series, snap: Snapshot, regime: Regime, *, exchange: str) -> GridPlan | NoGrid:
-    """The grid of a ranging series (its newest indicator values and regime given)."""
-    atr = snap.atr
-    if atr is None or not atr > 0:
-        return NoGrid("no ATR yet (too few candles)")
-    band_low, band_high = regime.range_low, regime.range_high
-    lo = max(band_low, snap.bb_lower) if snap.bb_lower is not None else band_low
-    hi = min(band_high, snap.bb_upper) if snap.bb_upper is not None else band_high
-    lower, upper = lo + GRID_EDGE_ATR * atr, hi - GRID_EDGE_ATR * atr
-    fee, fee_source = taker_fee(exchange)
-    # One step buys at a level and sells at the next: two taker fees, paid at up to the top
-    # level's price. GRID_FEE_MULTIPLE of them keeps a margin over the fees on every step.
-    min_spacing = float(settings.GRID_FEE_MULTIPLE) * 2 * fee * max(upper, 0.0)
-    step = max(GRID_SPACING_ATR * atr, min_spacing)
-    if upper <= lower or upper - lower < step:
-        return NoGrid(
-            f"the band inside its edges ({lower:.6g}..{upper:.6g}) is narrower than one "
-            f"fee-paying step ({step:.6g})"
-        )
-    count = min(int(math.floor((upper - lower) / step)) + 1, GRID_MAX_LEVELS)
-    levels = np.linspace(lower, upper, count)
-    bars = min(max(regime.bars, 1), len(series))
-    crossings = level_crossings(series.close[-bars:], levels)
-    days = bars * timeframe_delta(series.timeframe) / timedelta(days=1)
-    return GridPlan(
-        band_low=band_low,
-        band_high=band_high,
-        bb_lower=snap.bb_lower,
-        bb_upper=snap.bb_upper,
-        atr=atr,
-        lower=float(levels[0]),
-        upper=float(levels[-1]),
-        levels=[float(x) for x in levels],
-        spacing=(upper - lower) / (count - 1),
-        min_spacing=min_spacing,
-        taker_fee=fee,
-        fee_source=fee_source,
-        crossings=crossings,
-        bars_counted=bars,
-        days_counted=days,
-        invalid_below=band_low - GRID_INVALIDATION_ATR * atr,
-        invalid_above=band_high + GRID_INVALIDATION_ATR * atr,
-    )
 
 
 # --- tickers ------------------------------------------------------------------------------------

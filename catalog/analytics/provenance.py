@@ -62,6 +62,8 @@ class Provenance:
             row = self._sources[key] = SourceOut(name=key[0], venue=venue, replay=key[2], items=0)
         row.items += items
         if as_of is not None:
+            # Never after the answer: a source whose clock runs ahead is as of now at the latest.
+            as_of = min(as_of, self.now)
             stamp = iso(as_of)
             if row.as_of is None or (stamp is not None and stamp > row.as_of):
                 row.as_of = stamp

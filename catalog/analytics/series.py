@@ -35,6 +35,14 @@ def timeframe_delta(timeframe: str) -> timedelta:
         raise ValueError(f"unknown timeframe {timeframe!r}") from None
 
 
+def candle_as_of(open_time: datetime, timeframe: str, observed_at: datetime | None) -> datetime:
+    """When a bar's figures were true: its close time once it has closed, else (the bar still
+    in progress, as the feed rewrites it every pass) when it was observed. Never the close
+    time of an open bar, which lies in the future (00:00 at 23:49)."""
+    closes = open_time + timeframe_delta(timeframe)
+    return closes if observed_at is None else min(closes, observed_at)
+
+
 @dataclass(frozen=True)
 class Series:
     exchange: str
@@ -48,14 +56,16 @@ class Series:
     volume: FloatArray  # in the base asset
     replay: bool  # any bar came from the local replay
     source: str  # the feed that wrote the bars
+    observed_at: datetime | None = None  # when the newest bar was last written (None: unknown)
 
     def __len__(self) -> int:
         return len(self.times)
 
     @property
     def last_at(self) -> datetime | None:
-        """When the newest bar closes (its open time plus the timeframe)."""
-        return self.times[-1] + timeframe_delta(self.timeframe) if self.times else None
+        """When the newest close was true (`candle_as_of`): the newest bar's close time once it
+        has closed, its observation while it is still open."""
+        return candle_as_of(self.times[-1], self.timeframe, self.observed_at) if self.times else None
 
     @property
     def last(self) -> float:
@@ -74,6 +84,7 @@ class Series:
             volume=self.volume[-n:],
             replay=self.replay,
             source=self.source,
+            observed_at=self.observed_at,
         )
 
 
@@ -125,7 +136,9 @@ def ohlcv(symbol: str, timeframe: str, *, exchange: str | None = None, limit: in
     rows = list(
         Candle.objects.filter(exchange=exchange, symbol=symbol, timeframe=timeframe)
         .order_by("-open_time")
-        .values_list("open_time", "open", "high", "low", "close", "volume", "replay", "source")[:limit]
+        .values_list("open_time", "open", "high", "low", "close", "volume", "replay", "source", "observed_at")[
+            :limit
+        ]
     )
     if not rows:
         return None
@@ -142,6 +155,7 @@ def ohlcv(symbol: str, timeframe: str, *, exchange: str | None = None, limit: in
         volume=np.array([float(r[5]) for r in rows]),
         replay=any(r[6] for r in rows),
         source=rows[-1][7],
+        observed_at=rows[-1][8],
     )
 
 

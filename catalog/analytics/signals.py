@@ -18,7 +18,16 @@ same way as the combined score (a neutral timeframe counts half).
 Entry is the freshest close (the shortest timeframe's), stop and target sit SIGNAL_STOP_ATR and
 SIGNAL_TARGET_ATR ATRs of the primary timeframe (1h) away on the side of the trade, and the
 signal holds for SIGNAL_HORIZON_BARS bars of the primary timeframe. Confidence = the agreement
-weighted with the primary timeframe's trend strength (ADX/ADX_FULL, at most 1)."""
+weighted with the primary timeframe's trend strength (ADX/ADX_FULL, at most 1).
+
+In a range (the primary timeframe's regime) the trade is mean reversion inside the band the
+regime reports, and the primary timeframe decides it: the 1m timeframe reads a range's short
+wave as a trend, and its weight could turn the label into a trend trade aimed ATRs beyond the
+band. So the score and label are the primary's; the target is the band's middle (at most
+SIGNAL_TARGET_ATR ATRs away), the stop SIGNAL_STOP_ATR ATRs away but no further than the
+band's edge; a reading with no room to revert (the entry past the middle on its side, or
+outside the band) is NEUTRAL. `decided_by` names the timeframe(s) whose score set the label
+and `decision` says why in a sentence."""
 
 from __future__ import annotations
 
@@ -239,6 +248,8 @@ class SymbolSignal:
     atr: float | None  # the primary timeframe's ATR the stop and target are measured in
     horizon: timedelta
     frames: list[TimeframeSignal] = field(default_factory=list)
+    decided_by: str = PRIMARY  # the timeframe(s) whose score set the label: "1h", "1h+1m"
+    decision: str = ""  # how, in a sentence
 
     @property
     def primary(self) -> TimeframeSignal:
@@ -264,13 +275,102 @@ def levels(*, side: Side, entry: float, atr: float) -> tuple[float, float]:
     return entry + stop_d, entry - target_d
 
 
-def combine(symbol: str, frames: list[TimeframeSignal]) -> SymbolSignal:
-    """One signal from its timeframes (the primary first)."""
+@dataclass(frozen=True)
+class _Decision:
+    score: float
+    side: Side | None
+    stop: float | None
+    target: float | None
+    decided_by: str
+    decision: str
+
+
+def _weighted(frames: list[TimeframeSignal], entry: float, atr: float | None) -> _Decision:
+    """Outside a range: the timeframes' scores weighted, ATR levels on the side of the trade."""
     weights = np.array([TIMEFRAME_WEIGHTS.get(f.timeframe, 0.0) for f in frames])
     scores = np.array([f.score for f in frames])
     score = round(float(np.average(scores, weights=weights)) if weights.sum() > 0 else float(scores[0]), 4)
-    label = label_of(score)
     way = direction_of(score)
+    side: Side | None = None if way == 0 else ("long" if way > 0 else "short")
+    stop = target = None
+    if side is not None and atr:
+        stop, target = levels(side=side, entry=entry, atr=atr)
+    parts = ", ".join(f"{f.timeframe} {f.score:+.3f} x {TIMEFRAME_WEIGHTS.get(f.timeframe, 0.0):g}" for f in frames)
+    return _Decision(
+        score=score,
+        side=side,
+        stop=stop,
+        target=target,
+        decided_by="+".join(f.timeframe for f in frames),
+        decision=f"{frames[0].timeframe} regime {frames[0].regime.label}: the timeframes' scores weighted ({parts})",
+    )
+
+
+def _in_range(frames: list[TimeframeSignal], entry: float, atr: float | None) -> _Decision:
+    """In a range: the primary timeframe's mean-reversion reading, levels inside the band."""
+    primary = frames[0]
+    regime = primary.regime
+    low, high = regime.range_low, regime.range_high
+    middle = (low + high) / 2
+    score = primary.score
+    way = direction_of(score)
+    others = "; ".join(
+        f"the {f.timeframe} ({f.score:+.3f}, {f.regime.label.replace('_', '-')}) only times the entry"
+        for f in frames[1:]
+    )
+    head = (
+        f"{primary.timeframe} range {low:.6g}..{high:.6g} (middle {middle:.6g}): mean reversion decided by "
+        f"the {primary.timeframe} score {score:+.3f}" + (f"; {others}" if others else "")
+    )
+
+    def neutral(why: str) -> _Decision:
+        return _Decision(score, None, None, None, primary.timeframe, f"{head}; NEUTRAL: {why}")
+
+    if way == 0:
+        return neutral(f"|score| < {BUY_THRESHOLD:g}")
+    if not atr:
+        return neutral(f"no {primary.timeframe} ATR yet")
+    if not low <= entry <= high:
+        return neutral(f"the entry {entry:.6g} is outside the band: the range may be breaking")
+    stop_d, target_d = settings.SIGNAL_STOP_ATR * atr, settings.SIGNAL_TARGET_ATR * atr
+    if way > 0:
+        side: Side = "long"
+        target, stop = min(middle, entry + target_d), max(low, entry - stop_d)
+        room = stop < entry < target
+    else:
+        side = "short"
+        target, stop = max(middle, entry - target_d), min(high, entry + stop_d)
+        room = target < entry < stop
+    if not room:
+        past_middle = entry >= middle if way > 0 else entry <= middle
+        why = (
+            f"{'at or above' if way > 0 else 'at or below'} the band's middle: no room to revert"
+            if past_middle
+            else f"at the band's {'low' if way > 0 else 'high'}: no room for a stop inside the band"
+        )
+        return neutral(f"the entry {entry:.6g} is {why}")
+    return _Decision(
+        score,
+        side,
+        stop,
+        target,
+        primary.timeframe,
+        f"{head}; {side}: target the middle (at most {settings.SIGNAL_TARGET_ATR:g} ATR), stop "
+        f"{settings.SIGNAL_STOP_ATR:g} ATR away or at the band's edge, whichever is nearer",
+    )
+
+
+def combine(symbol: str, frames: list[TimeframeSignal]) -> SymbolSignal:
+    """One signal from its timeframes (the primary first)."""
+    primary = frames[0]
+    freshest = min(frames, key=lambda f: timeframe_delta(f.timeframe))
+    entry = freshest.series.last
+    atr = primary.snap.atr
+    ranging = primary.regime.label == "range"
+    decided = _in_range(frames, entry, atr) if ranging else _weighted(frames, entry, atr)
+    score = decided.score
+    label = label_of(score) if decided.side is not None else "NEUTRAL"
+    way = 0 if decided.side is None else (1 if decided.side == "long" else -1)
     agreement = float(
         np.mean(
             [
@@ -279,30 +379,24 @@ def combine(symbol: str, frames: list[TimeframeSignal]) -> SymbolSignal:
             ]
         )
     )
-    primary = frames[0]
     strength = min((primary.snap.adx or 0.0) / ADX_FULL, 1.0)
     confidence = round(agreement * (0.5 + 0.5 * strength), 4)
-    freshest = min(frames, key=lambda f: timeframe_delta(f.timeframe))
-    entry = freshest.series.last
-    atr = primary.snap.atr
-    side: Side | None = None if way == 0 else ("long" if way > 0 else "short")
-    stop = target = None
-    if side is not None and atr:
-        stop, target = levels(side=side, entry=entry, atr=atr)
     return SymbolSignal(
         symbol=symbol,
         score=score,
         label=label,
-        side=side,
+        side=decided.side,
         agreement=round(agreement, 4),
         confidence=confidence,
         entry=entry,
         venue=freshest.series.exchange,
-        stop=stop,
-        target=target,
+        stop=decided.stop,
+        target=decided.target,
         atr=atr,
         horizon=timeframe_delta(primary.timeframe) * settings.SIGNAL_HORIZON_BARS,
         frames=frames,
+        decided_by=decided.decided_by,
+        decision=decided.decision,
     )
 
 

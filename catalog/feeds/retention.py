@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from catalog.availability import availability_watch
 from catalog.models import RpcProbe, SpreadSnapshot
 
 PRUNE_BATCH = 5000
@@ -56,6 +57,7 @@ def feeds_prune() -> dict[str, int]:
             manager.filter(pk__in=ids).delete()
             total += len(ids)
         deleted[r.model._meta.label] = total
+    availability_watch()  # the rows pruned may have been a product's last
     return deleted
 
 

@@ -24,6 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from a2a_service.core.http import TargetRefused
+from catalog.availability import availability_watch
 from catalog.feeds.registry import FeedPass, FeedSource, feed_get, feeds_all
 from catalog.models import FeedState
 
@@ -162,6 +163,7 @@ def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> Feed
     FeedState.objects.filter(name=name).update(**fields)
     state.refresh_from_db()
     state.outcome = "ok" if error is None else "failed"  # type: ignore[attr-defined]
+    availability_watch()  # what the pass changed may make a product (un)available
     return state
 
 

@@ -31,10 +31,20 @@ class Teaser(models.Model):
 
 
 class CatalogAgent(models.Model):
+    """A catalog agent. What it lists as skills is what its JSON-RPC endpoint answers: each
+    SKU it sells while on sale (paid, with its price) and the free catalogs named in
+    `free_skills` (agents/a2a/skills.py agent_skills); nothing is listed that it cannot call."""
+
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=120)
     description = models.TextField()
-    skills = models.JSONField(default=list, help_text="list of {id, name, description, tags}")
+    free_skills = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='names of the free catalogs this agent also answers, e.g. ["news_catalog"] '
+        "(the hub's free skills: telemetry_status, news_catalog, exchange_market_discovery, "
+        "tokenized_watchlist, market_agent_news); any other name is not listed",
+    )
     skus = models.ManyToManyField("catalog.Sku", blank=True, related_name="agents")
     enabled = models.BooleanField(default=True)
     sort_order = models.PositiveIntegerField(default=100)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import (  # noqa: F401
     agent_services,
     briefs,
+    copy_signals,
     digests,
     equity,
     execution,
@@ -21,5 +22,6 @@ from . import (  # noqa: F401
     signals,
     telemetry,
     tokenized,
+    tokenized_desks,
     trading,
 )

@@ -151,7 +151,7 @@ def move_24h(asset: str, candles: dict[str, str]) -> dict[str, Any] | None:
         "exchange": series.exchange,
         "last": last,
         "change_24h_pct": round((last / then - 1) * 100, 4),
-        "as_of": iso(last_at),
+        "as_of": iso(series.last_at),
         "_replay": series.replay,
         "_at": series.last_at,
     }

@@ -27,7 +27,7 @@ from catalog.analytics.macro import (
 )
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.analytics.regime import regime_classify
-from catalog.analytics.series import ohlcv, timeframe_delta
+from catalog.analytics.series import candle_as_of, ohlcv, timeframe_delta
 from catalog.models import CalendarEvent, Candle, DeskSignal, ExchangeMarket
 from catalog.products.registry import ProductCall, ProductFailed, ProductSpec, TeaserSpec, register
 from catalog.track_record import signal_bars
@@ -546,11 +546,11 @@ def _price_now(venue: str, symbol: str) -> _Price | None:
     bar = (
         Candle.objects.filter(symbol=symbol, timeframe="1m", **where)
         .order_by("-open_time")
-        .values_list("close", "open_time", "replay", "source")
+        .values_list("close", "open_time", "replay", "source", "observed_at")
         .first()
     )
     if bar is not None:
-        found.append(_Price(float(bar[0]), bar[1] + timeframe_delta("1m"), "candle_1m", bool(bar[2]), bar[3]))
+        found.append(_Price(float(bar[0]), candle_as_of(bar[1], "1m", bar[4]), "candle_1m", bool(bar[2]), bar[3]))
     tick = (
         ExchangeMarket.objects.filter(symbol=symbol, last_price__isnull=False, **where)
         .order_by("-updated_at")
@@ -563,11 +563,11 @@ def _price_now(venue: str, symbol: str) -> _Price | None:
     hour = (
         Candle.objects.filter(symbol=symbol, timeframe="1h", **where)
         .order_by("-open_time")
-        .values_list("close", "open_time", "replay", "source")
+        .values_list("close", "open_time", "replay", "source", "observed_at")
         .first()
     )
     if hour is not None:
-        return _Price(float(hour[0]), hour[1] + timeframe_delta("1h"), "candle_1h", bool(hour[2]), hour[3])
+        return _Price(float(hour[0]), candle_as_of(hour[1], "1h", hour[4]), "candle_1h", bool(hour[2]), hour[3])
     return None
 
 
@@ -719,7 +719,7 @@ def risk_exit_alerts(call: ProductCall) -> dict[str, Any]:
                 source=newest.source or "exchanges",
                 venue=newest.exchange,
                 replay=newest.replay,
-                as_of=newest.open_time + timeframe_delta(newest.timeframe),
+                as_of=candle_as_of(newest.open_time, newest.timeframe, newest.observed_at),
                 items=0,
             )
     prov.require_fresh("fresh prices")

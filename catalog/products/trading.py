@@ -15,10 +15,10 @@ from pydantic import BaseModel, Field, field_validator
 from a2a_service.core.errors import NotFound
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel
-from catalog.analytics import desks
+from catalog.analytics import desks, grid
 from catalog.analytics.indicators import indicator_columns, snapshot
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.analytics.regime import Regime, regime_classify
+from catalog.analytics.regime import BAND_LOOKBACK_BARS, BAND_MIN_CROSSINGS, Regime, regime_classify
 from catalog.analytics.series import Series, ohlcv, symbols_with_candles, timeframe_delta
 from catalog.models import Candle, ExchangeMarket
 from catalog.products.registry import (
@@ -53,7 +53,7 @@ class GridRangeDeskParams(QueryModel):
 
 class GridLevelOut(BaseModel):
     price: float
-    crossings: int = Field(description="times the 1h closes crossed this level over the regime's bars")
+    crossings: int = Field(description="times the 1h closes crossed this level over the band's bars")
 
 
 class GridRegimeOut(BaseModel):
@@ -75,12 +75,17 @@ class GridOut(BaseModel):
     exchange: str = Field(description="the venue whose candles and taker fee the grid uses")
     last_price: float
     regime: GridRegimeOut
-    band_low: float = Field(description="lowest low of the range's bars (at most the last 100)")
-    band_high: float = Field(description="highest high of the range's bars (at most the last 100)")
-    bb_lower: float | None = Field(description="1h Bollinger lower band (20, 2)")
-    bb_upper: float | None = Field(description="1h Bollinger upper band (20, 2)")
+    band_low: float = Field(description="lowest low of the observed range's bars (band_bars of them)")
+    band_high: float = Field(description="highest high of the observed range's bars")
+    band_since: str = Field(description="ISO 8601 UTC: the first bar of the observed range")
+    band_bars: int = Field(description="1h bars the band was observed over")
+    middle_crossings: int = Field(description="times the 1h closes crossed the band's middle in them")
+    band_rule: str = Field(description="how the band was chosen, in words and numbers")
+    bb_lower: float | None = Field(description="1h Bollinger lower band (20, 2), for context: not a bound")
+    bb_upper: float | None = Field(description="1h Bollinger upper band (20, 2), for context: not a bound")
     atr: float = Field(description="1h ATR (14)")
     atr_pct: float
+    edge_inset: float = Field(description="how far the outer levels sit inside the band")
     lower: float = Field(description="the lowest grid level")
     upper: float = Field(description="the highest grid level")
     level_count: int
@@ -93,7 +98,7 @@ class GridOut(BaseModel):
     min_spacing: float = Field(description="the fee floor of the step: fee_multiple round trips")
     net_step_pct: float = Field(description="one step's gain at the middle, % after the round-trip fees")
     levels: list[GridLevelOut]
-    expected_fills: int = Field(description="crossings of all levels over the regime's bars")
+    expected_fills: int = Field(description="crossings of all levels over the band's bars")
     fills_per_day: float
     bars_counted: int
     invalidation: GridInvalidationOut
@@ -142,12 +147,12 @@ def _regime_out(regime: Regime) -> dict[str, Any]:
     }
 
 
-def _grid(series: Series, regime: Regime, plan: desks.GridPlan) -> dict[str, Any]:
+def _grid(series: Series, regime: Regime, plan: grid.GridPlan) -> dict[str, Any]:
     middle = (plan.lower + plan.upper) / 2
     round_trip = 2 * plan.taker_fee * 100
     spacing_pct = plan.spacing / middle * 100
     total = sum(plan.crossings)
-    edge = f"{desks.GRID_INVALIDATION_ATR:g} ATR"
+    edge = f"{grid.GRID_INVALIDATION_ATR:g} ATR"
     return {
         "symbol": series.symbol,
         "exchange": series.exchange,
@@ -155,10 +160,15 @@ def _grid(series: Series, regime: Regime, plan: desks.GridPlan) -> dict[str, Any
         "regime": _regime_out(regime),
         "band_low": plan.band_low,
         "band_high": plan.band_high,
+        "band_since": iso(plan.band_since),
+        "band_bars": plan.band_bars,
+        "middle_crossings": plan.middle_crossings,
+        "band_rule": plan.band_rule,
         "bb_lower": plan.bb_lower,
         "bb_upper": plan.bb_upper,
         "atr": plan.atr,
         "atr_pct": plan.atr / series.last * 100,
+        "edge_inset": plan.edge_inset,
         "lower": plan.lower,
         "upper": plan.upper,
         "level_count": len(plan.levels),
@@ -187,10 +197,14 @@ def grid_range_desk(call: ProductCall) -> dict[str, Any]:
     now = timezone.now()
     prov = Provenance(
         method=(
-            "1h regime (ADX, EMA50 slope in ATRs, ATR% percentile); grid inside the range's "
-            f"band and the Bollinger bands less {desks.GRID_EDGE_ATR:g} ATR, step "
-            f"{desks.GRID_SPACING_ATR:g} ATR but >= {settings.GRID_FEE_MULTIPLE:g} round-trip "
-            "taker fees (ccxt); fills = close-to-close crossings of each level over the range's bars"
+            "1h regime (ADX, EMA50 slope in ATRs, ATR% percentile); band = the observed range: lowest "
+            "low..highest high of the longest recent window (<= "
+            f"{BAND_LOOKBACK_BARS} bars) whose closes crossed its middle >= "
+            f"{BAND_MIN_CROSSINGS} times without a trend (else the range run's bars); "
+            f"levels inside it less min({grid.GRID_EDGE_ATR:g} ATR, {grid.GRID_EDGE_SHARE:g} of the band) "
+            f"per edge, step ~{grid.GRID_SPACING_ATR:g} ATR but >= {settings.GRID_FEE_MULTIPLE:g} round-trip "
+            f"taker fees (ccxt), >= {grid.GRID_MIN_STEPS} steps; fills = close-to-close crossings of each "
+            "level over the band's bars"
         ),
         max_age=desks.CANDLES_1H_MAX_AGE,
         now=now,
@@ -231,8 +245,8 @@ def grid_range_desk(call: ProductCall) -> dict[str, Any]:
                 {"symbol": symbol, "exchange": series.exchange, "regime": regime.label, "reason": reason}
             )
             continue
-        plan = desks.grid_plan(series, snapshot(series, cols), regime, exchange=series.exchange)
-        if isinstance(plan, desks.NoGrid):
+        plan = grid.grid_plan(series, snapshot(series, cols), regime, exchange=series.exchange)
+        if isinstance(plan, grid.NoGrid):
             skipped.append(
                 {"symbol": symbol, "exchange": series.exchange, "regime": regime.label, "reason": plan.reason}
             )

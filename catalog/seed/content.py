@@ -36,6 +36,8 @@ def interface_teaser_names() -> list[str]:
     return [t.name for t, _ in teasers_all() if t.name not in FEED_TEASER_NAMES]
 
 
+# The catalog agents. An agent's skills are not written here: they are the SKUs it sells (while on
+# sale) and the free catalogs in free_skills, so it lists only what its endpoint answers.
 AGENTS: list[dict] = [
     {
         "slug": "m2m-desk",
@@ -49,68 +51,28 @@ AGENTS: list[dict] = [
             "risk_exit_alerts",
             "risk_decision_pack",
         ],
-        "skills": [
-            {
-                "id": "session-packs",
-                "name": "Session packs",
-                "description": "Buy and use prepaid desk sessions.",
-                "tags": ["session", "x402"],
-            },
-            {
-                "id": "desk-routing",
-                "name": "Desk routing",
-                "description": "Pick the desk for a trading question.",
-                "tags": ["trading", "risk"],
-            },
-        ],
+        "free_skills": [],
     },
     {
         "slug": "grant-scout",
         "name": "Grant Scout",
         "description": "Finds grants and programs for agent builders.",
         "skus": ["grant_scout_desk", "tech_regulatory_digest"],
-        "skills": [
-            {
-                "id": "grant-search",
-                "name": "Grant search",
-                "description": "Open grants matched to a project.",
-                "tags": ["grants"],
-            },
-        ],
+        "free_skills": [],
     },
     {
         "slug": "equity-news",
         "name": "Equity News",
         "description": "Equity news catalog, unlocks and digests.",
         "skus": ["equity_news_digest", "news_unlock"],
-        "skills": [
-            {
-                "id": "equity-news",
-                "name": "Equity news",
-                "description": "Latest equity news and digests.",
-                "tags": ["equity", "news"],
-            },
-        ],
+        "free_skills": ["news_catalog"],
     },
     {
         "slug": "news",
         "name": "News",
         "description": "The news catalog: teasers free, full text by unlock, digests.",
         "skus": ["news_unlock", "news_digest", "sentiment", "market_groups_digest"],
-        "skills": [
-            {
-                "id": "news-catalog",
-                "name": "News catalog",
-                "description": "Browse and unlock news items.",
-                "tags": ["news"],
-            },
-            {
-                "id": "news-digest",
-                "name": "News digest",
-                "description": "Digest of the latest news.",
-                "tags": ["news", "digest"],
-            },
-        ],
+        "free_skills": ["news_catalog", "market_agent_news"],
     },
     {
         "slug": "prediction",
@@ -123,20 +85,7 @@ AGENTS: list[dict] = [
             "prediction_event_graph",
             "prediction_divergence_alerts",
         ],
-        "skills": [
-            {
-                "id": "prediction-catalog",
-                "name": "Prediction catalog",
-                "description": "Markets across venues.",
-                "tags": ["prediction"],
-            },
-            {
-                "id": "prediction-picks",
-                "name": "Daily picks",
-                "description": "Top markets of the day.",
-                "tags": ["prediction", "daily"],
-            },
-        ],
+        "free_skills": [],
     },
 ]
 

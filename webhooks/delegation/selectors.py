@@ -17,6 +17,7 @@ from decimal import Decimal
 
 from django.db.models import Count
 
+from catalog.analytics.series import candle_as_of
 from catalog.models import Candle, ExchangeMarket
 from catalog.track_record import LiveFills
 from webhooks.models import DelegatedFill
@@ -104,15 +105,16 @@ def mark_price(symbol: str, venue: str = "") -> Mark | None:
                     row.replay,
                 )
             )
-    for tf, step in CANDLE_STEPS.items():
+    for tf in CANDLE_STEPS:
         rows = Candle.objects.filter(symbol=symbol, timeframe=tf)
         for ex in [venue, ""] if venue else [""]:
             pick = rows.filter(exchange=ex) if ex else rows
-            c = pick.order_by("-open_time").only("exchange", "close", "open_time", "source", "replay").first()
+            fields = ("exchange", "close", "open_time", "source", "replay", "observed_at")
+            c = pick.order_by("-open_time").only(*fields).first()
             if c is not None:
-                marks.append(
-                    Mark(c.close, c.open_time + step, f"candle {tf}:{c.source}", c.exchange, c.replay)
-                )
+                # An open bar's close time lies ahead: the mark is as of its observation then.
+                at = candle_as_of(c.open_time, tf, c.observed_at)
+                marks.append(Mark(c.close, at, f"candle {tf}:{c.source}", c.exchange, c.replay))
     if not marks:
         return None
     own = [m for m in marks if m.venue == venue]

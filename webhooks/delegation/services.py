@@ -31,7 +31,7 @@ from a2a_service.core.formats import iso
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc, usdc_from_atomic
 from billing.models import Account
 from catalog.models import Candle, DeskSignal, DeskState
-from catalog.products.signals import size_fraction
+from catalog.products.copy_signals import size_fraction
 from webhooks.delegation.selectors import MarketRange, market_range
 from webhooks.models import (
     DelegatedFill,

@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 
 from catalog.feeds.news.parse import FeedConfig, NewsEntry, feeds_setting, parse_feed
-from catalog.feeds.news.store import news_upsert
+from catalog.feeds.news.store import news_upsert, priced_tickers
 from catalog.feeds.registry import FeedPass, FeedSource, feed_register
 from catalog.feeds.unique import unique_on
 
@@ -29,11 +29,12 @@ def news_run(feed_pass: FeedPass) -> int:
     feeds = feeds_setting(settings.NEWS_FEEDS)
     failures: list[Exception] = []
     fetched: list[tuple[FeedConfig, list[NewsEntry]]] = []
+    known = priced_tickers()
     for index, feed in enumerate(feeds):
         url = feed_url(feed_pass, index, feed.url)
         try:
             resp = feed_pass.fetch(url)
-            parsed = parse_feed(resp.content, url=url)
+            parsed = parse_feed(resp.content, url=url, known=known)
         except Exception as exc:  # one feed's failure; judged with the others' below
             failures.append(exc)
             feed_pass.feed_failed(feed=feed.url, error=exc, detail=f"{url}: {type(exc).__name__}: {exc}")

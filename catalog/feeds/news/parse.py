@@ -7,6 +7,7 @@ import calendar
 import hashlib
 import html
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit
 
 import feedparser
 
+from catalog.feeds.news.tickers import equity_tickers_in
 from catalog.feeds.registry import FeedError
 
 CATEGORIES = ("crypto", "equity", "general")
@@ -106,13 +108,18 @@ def title_hash(title: str) -> str:
     return hashlib.sha256(normalized.encode()).hexdigest()[:40]
 
 
-def tickers_in(text: str) -> list[str]:
+def tickers_in(text: str, *, known: Iterable[str] = ()) -> list[str]:
+    """The assets `text` names: crypto by name or ticker, any ticker as a cashtag or with its
+    exchange, and the equity tickers the service knows bare or by company name
+    (catalog/feeds/news/tickers.py; `known`: those the stored rows price besides the settings)."""
     found: dict[str, None] = {}
     for match in _NAME_RE.finditer(text):
         found[_NAME_TO_TICKER[match.group(1).lower()]] = None
     for regex in (_TICKER_RE, _CASHTAG_RE, _EXCHANGE_RE):
         for match in regex.finditer(text):
             found[match.group(1)] = None
+    for ticker in equity_tickers_in(text, known=known):
+        found[ticker] = None
     return list(found)
 
 
@@ -138,9 +145,9 @@ def _when(entry: Any) -> datetime | None:
     return None
 
 
-def parse_feed(body: bytes, *, url: str = "") -> ParsedFeed:
-    """Parse RSS 2.0/Atom bytes. Raises FeedError for an empty body, malformed XML or a
-    document that is no feed."""
+def parse_feed(body: bytes, *, url: str = "", known: Iterable[str] = ()) -> ParsedFeed:
+    """Parse RSS 2.0/Atom bytes (`known`: equity tickers to read bare besides the settings').
+    Raises FeedError for an empty body, malformed XML or a document that is no feed."""
     if not body.strip():
         raise FeedError(f"{url}: empty body")
     parsed = feedparser.parse(body)
@@ -150,6 +157,7 @@ def parse_feed(body: bytes, *, url: str = "") -> ParsedFeed:
             raise FeedError(f"{url}: malformed feed ({type(exc).__name__}: {exc})"[:500])
     if not parsed.get("version"):
         raise FeedError(f"{url}: not an RSS or Atom feed")
+    known = frozenset(known)
     entries = []
     for entry in parsed.entries:
         title = strip_html(entry.get("title", ""))[:400]
@@ -170,7 +178,7 @@ def parse_feed(body: bytes, *, url: str = "") -> ParsedFeed:
                 text=text,
                 published_at=_when(entry),
                 title_hash=title_hash(title or link),
-                tickers=tickers_in(f"{title} {summary} {strip_html(content)}"),
+                tickers=tickers_in(f"{title} {summary} {strip_html(content)}", known=known),
             )
         )
     return ParsedFeed(title=strip_html(parsed.feed.get("title", ""))[:120], entries=entries)

@@ -12,8 +12,16 @@ from django.utils import timezone
 
 from catalog.analytics.sentiment import news_score
 from catalog.feeds.news.parse import NewsEntry, bounded, market_group
-from catalog.models import NewsItem
+from catalog.models import EquityQuote, NewsItem, TokenizedAsset
 from catalog.models.news import news_price_atomic
+
+
+def priced_tickers() -> frozenset[str]:
+    """The tickers the stored rows price: quoted equities and the tokens' underlyings (staff may
+    have set one in the admin that no setting names). The parser reads them bare in headlines."""
+    quoted = EquityQuote.objects.values_list("symbol", flat=True).distinct()
+    underlyings = TokenizedAsset.objects.exclude(underlying="").values_list("underlying", flat=True)
+    return frozenset(str(s).upper() for s in [*quoted, *underlyings])
 
 
 def _existing(entry: NewsEntry) -> NewsItem | None:

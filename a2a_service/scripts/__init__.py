@@ -1,0 +1,1 @@
+"""Operators' scripts run with `python -m a2a_service.scripts.<name>`."""
