@@ -249,6 +249,9 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    # kombu's Redis transport with the fault that stopped a worker on a Redis restart fixed
+    # (a2a_service/core/broker.py).
+    CELERY_BROKER_TRANSPORT = "a2a_service.core.broker:Transport"
 else:
     # kombu's filesystem transport: a broker that needs no server, for `make run`.
     CELERY_BROKER_URL = "filesystem://"
@@ -266,6 +269,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker keeps reconnecting to a broker that is down, however long (Celery's default gives up
+# after 100 attempts, about 50 minutes, and the worker exits); at start too.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = timedelta(hours=1)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
@@ -305,6 +312,9 @@ FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=2
 # empty: this deployment hosts no facilitator and FACILITATOR_URL points elsewhere.
 FACILITATOR_PRIVATE_KEY = env("FACILITATOR_PRIVATE_KEY", default="")
 FACILITATOR_SETTLE_TIMEOUT_SECONDS = env.float("FACILITATOR_SETTLE_TIMEOUT_SECONDS", default=15.0)
+# Every process settling with the gas key allocates its nonces under one lock (in Redis, or a file
+# in RUN_DIR without Redis): how long a settlement waits for it before answering 503 (nothing sent).
+FACILITATOR_NONCE_LOCK_WAIT_SECONDS = env.float("FACILITATOR_NONCE_LOCK_WAIT_SECONDS", default=10.0)
 # The self-hosted facilitator's HTTP /settle spends its gas key, so it answers only callers that
 # send `Authorization: Bearer <this>` (the service's own paid calls when FACILITATOR_URL points at
 # a separately run facilitator). Empty: /settle over HTTP is refused; in-process settlement is
