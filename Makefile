@@ -38,7 +38,14 @@ export CHROMIUM_PATH
 $(CHROMIUM_PATH):
 	apt-get update -qq && apt-get install -y -qq chromium || (sudo apt-get update -qq && sudo apt-get install -y -qq chromium)
 
-install: $(VENV)/.installed node_modules/.installed $(CHROMIUM_PATH)
+# haproxy for the two-node test (tests/test_two_nodes.py: two web nodes behind a load balancer,
+# a2a_service/scripts/twonodes.py), from the distribution's packages. Installed only when missing.
+HAPROXY_PATH ?= /usr/sbin/haproxy
+export HAPROXY_PATH
+$(HAPROXY_PATH):
+	apt-get update -qq && apt-get install -y -qq haproxy || (sudo apt-get update -qq && sudo apt-get install -y -qq haproxy)
+
+install: $(VENV)/.installed node_modules/.installed $(CHROMIUM_PATH) $(HAPROXY_PATH)
 
 migrate: install
 	@mkdir -p .run

@@ -2,7 +2,10 @@
 
 Starts the web server (granian, WSGI), a Celery worker, a Celery worker for webhook
 deliveries (their own queue) and Celery beat, each in its own process group, and stops
-all of them on Ctrl-C (or when any one of them dies), so nothing is left running behind.
+all of them on Ctrl-C, so nothing is left running behind. A process that exits unexpectedly is
+started again (after 1, 2, 5, then 10 s); one that exits RESPAWN_LIMIT times within
+RESPAWN_WINDOW_SECONDS is crash-looping (a port in use, a broken setting) and stops the stack,
+as does the local chain's exit (a new chain would not hold this one's state).
 
 Feeds: the replay server (catalog/feeds/replay.py) serves the recorded samples on
 FEEDS_REPLAY_URL's port, FEEDS_MODE defaults to auto (live, replay for a source it cannot
@@ -25,6 +28,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -161,6 +166,67 @@ def replay_command(env: dict[str, str]) -> list[str]:
     return [sys.executable, "-m", "catalog.feeds.replay", "--host", host, "--port", replay_port]
 
 
+# A process that exits unexpectedly is started again after these delays (the last repeated);
+# RESPAWN_LIMIT exits within RESPAWN_WINDOW_SECONDS stop the stack instead (systemd's
+# StartLimitBurst/StartLimitIntervalSec, docs/deployment/systemd/).
+RESPAWN_DELAYS = (1.0, 2.0, 5.0, 10.0)
+RESPAWN_LIMIT = 5
+RESPAWN_WINDOW_SECONDS = 120.0
+
+
+class Supervisor:
+    """Keeps named commands running: `poll()` notices an exit, starts the command again after
+    its delay, and says why the stack must stop when one is crash-looping."""
+
+    def __init__(
+        self,
+        start: Callable[[list[str]], subprocess.Popen],
+        *,
+        delays: tuple[float, ...] = RESPAWN_DELAYS,
+        limit: int = RESPAWN_LIMIT,
+        window: float = RESPAWN_WINDOW_SECONDS,
+    ) -> None:
+        self._start = start
+        self.delays, self.limit, self.window = delays, limit, window
+        self.commands: dict[str, list[str]] = {}
+        self.procs: dict[str, subprocess.Popen] = {}
+        self._exits: dict[str, deque[float]] = {}
+        self._due: dict[str, float] = {}
+
+    def add(self, name: str, cmd: list[str]) -> None:
+        self.commands[name] = cmd
+        self._exits[name] = deque()
+        self.procs[name] = self._start(cmd)
+
+    def poll(self, now: float | None = None) -> str | None:
+        """Restart what exited (once its delay has passed); the reason to stop, if any."""
+        now = time.monotonic() if now is None else now
+        for name, proc in self.procs.items():
+            if name in self._due or proc.poll() is None:
+                continue
+            # What the dead process left in its group (a granian worker still holding the port)
+            # would stop its successor from starting.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            exits = self._exits[name]
+            exits.append(now)
+            while exits and now - exits[0] > self.window:
+                exits.popleft()
+            if len(exits) >= self.limit:
+                return f"{name} exited {len(exits)} times in {self.window:.0f} s (last with {proc.returncode})"
+            delay = self.delays[min(len(exits), len(self.delays)) - 1]
+            self._due[name] = now + delay
+            print(f"{name} exited with {proc.returncode}; starting it again in {delay:.0f} s", flush=True)
+        for name, due in list(self._due.items()):
+            if now >= due:
+                del self._due[name]
+                self.procs[name] = self._start(self.commands[name])
+                print(f"{name} started again (pid {self.procs[name].pid})", flush=True)
+        return None
+
+
 HEALTH_PATH = "/api/a2a/program/health"
 # How often the supervisor asks health whether the first data is in, and after how long it
 # says what is still missing.
@@ -254,13 +320,17 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
 
+    def start(cmd: list[str]) -> subprocess.Popen:
+        # A session of its own: the terminal's Ctrl-C reaches only this supervisor, which
+        # then stops each child in order instead of all of them racing.
+        return subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
+
+    supervisor = Supervisor(start)
     commands = {"replay": replay_command(env), **_commands(port)}
     for name, cmd in commands.items():
         if stopping:
             break
-        # A session of its own: the terminal's Ctrl-C reaches only this supervisor, which
-        # then stops each child in order instead of all of them racing.
-        procs[name] = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
+        supervisor.add(name, cmd)
     # One pass of every feed now (beat's first runs follow their intervals); it ends on its
     # own, so it is not one of the processes whose exit stops the stack.
     ingest = None
@@ -280,12 +350,13 @@ def main() -> int:
     intel = None
     brief = None
     while not stopping:
-        for name, proc in procs.items():
-            if proc.poll() is not None:
-                print(f"{name} exited with {proc.returncode}; stopping the stack", flush=True)
-                exit_code = proc.returncode or 1
-                stopping = True
-                break
+        if chain is not None and chain.poll() is not None:
+            print(f"the local chain exited with {chain.returncode}; stopping the stack", flush=True)
+            exit_code, stopping = chain.returncode or 1, True
+        crash_loop = None if stopping else supervisor.poll()
+        if crash_loop is not None:
+            print(f"{crash_loop}; stopping the stack", flush=True)
+            exit_code, stopping = 1, True
         if intel is None and ingest is not None and ingest.poll() is not None and not stopping:
             # The first analytics pass as soon as the first feed pass ended (beat's follow every
             # INTEL_COMPUTE_SECONDS): regime, desk signals and the intel snapshot are there at once.
@@ -301,6 +372,7 @@ def main() -> int:
             readiness.poll(passes_done=brief is not None and brief.poll() is not None)
         time.sleep(0.3)
 
+    procs.update(supervisor.procs)
     if brief is not None and brief.poll() is None:
         procs["brief"] = brief
     if ingest is not None and ingest.poll() is None:

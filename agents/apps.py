@@ -9,3 +9,12 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         from agents.mcp import managed  # noqa: F401  (the managed MCP pack, as a product spec)
+        from agents.models import A2aTask, AgentInteraction
+        from catalog.feeds.retention import retention_register
+
+        # Anyone may open A2A tasks and every answer of an agent surface is recorded: each row is
+        # bounded (agents/a2a/store.py), and the feeds' pruning pass bounds how many are kept.
+        retention_register(model=A2aTask, time_field="created_at", days_setting="A2A_TASK_RETENTION_DAYS")
+        retention_register(
+            model=AgentInteraction, time_field="at", days_setting="AGENT_INTERACTION_RETENTION_DAYS"
+        )

@@ -9,7 +9,11 @@ DEPOSIT_FINALITY_TAG ("safe"/"finalized") and never above head - DEPOSIT_CONFIRM
 - Each deposit is credited once (deposit_settle locks the row; the ledger has one row per
   deposit and kind), and only to an account whose wallet proved ownership.
 - One scan at a time: a lock in the cache (Redis in production). If two scans overlap
-  anyway, the constraints above still keep every credit single.
+  anyway (two beats started by mistake, a scan that outlived its lock), the constraints above
+  still keep every credit single, and the cursor moves only from where the scan read it: each
+  range's transaction locks the cursor's row first and stops the scan if another one moved it
+  meanwhile (CursorMoved), so a slower scan never takes the cursor back over blocks the other
+  has read.
 - The cursor moves only after a range's deposits are committed, and remembers the hashes of
   recently read blocks (checkpoints) and of the chain's block 0 (genesis).
 - A reorganisation below the cursor (the cursor's block has another hash now, or the head is
@@ -51,6 +55,11 @@ LOCK_KEY = "lock:deposit-scan"
 
 class ChainMoved(Exception):
     """The chain changed while a range was read: nothing of the range is kept."""
+
+
+class CursorMoved(Exception):
+    """Another scan moved the cursor since this one read it: this scan stops, nothing of its
+    current range is kept (the other scan has read it)."""
 
 
 @dataclass
@@ -223,8 +232,27 @@ def _cursor(w3: Web3, head: int) -> ChainCursor:
     return cursor
 
 
+def _cursor_where(cursor: ChainCursor) -> dict[str, Any]:
+    """Where this scan read the cursor: a move is made only from there."""
+    return {
+        "name": CURSOR_NAME,
+        "block_number": cursor.block_number,
+        "block_hash": cursor.block_hash,
+        "genesis_hash": cursor.genesis_hash,
+    }
+
+
+def _cursor_hold(cursor: ChainCursor) -> None:
+    """Lock the cursor's row for the current transaction (a concurrent scan's range waits
+    here), and stop if another scan moved it since this one read it."""
+    if not list(ChainCursor.objects.select_for_update().filter(**_cursor_where(cursor)).values_list("pk")):
+        raise CursorMoved(f"the cursor is no longer at block {cursor.block_number}")
+
+
 def _cursor_move(cursor: ChainCursor, **values: Any) -> None:
-    ChainCursor.objects.filter(name=CURSOR_NAME).update(**values)
+    """A conditional update: only from where this scan read the cursor."""
+    if not ChainCursor.objects.filter(**_cursor_where(cursor)).update(**values):
+        raise CursorMoved(f"the cursor is no longer at block {cursor.block_number}")
     for k, v in values.items():
         setattr(cursor, k, v)
 
@@ -237,6 +265,7 @@ def _chain_reset(w3: Web3, cursor: ChainCursor, genesis: str, head: int, result:
     start = _start_block(w3, head)
     old_genesis, old_block = cursor.genesis_hash, cursor.block_number
     with transaction.atomic():
+        _cursor_hold(cursor)
         # Unconfirmed rows of the old chain will never confirm.
         dropped, _ = Deposit.objects.filter(state=Deposit.State.PENDING).delete()
         _cursor_move(cursor, block_number=start - 1, block_hash="", genesis_hash=genesis, checkpoints=[])
@@ -280,20 +309,26 @@ def _rewind(w3: Web3, cursor: ChainCursor, head: int, result: ScanResult) -> Non
         ancestor[0],
     )
     canonical: dict[int, str | None] = {}
-    for deposit in Deposit.objects.filter(block_number__gt=ancestor[0]).exclude(state=Deposit.State.REORGED):
-        n = deposit.block_number
-        if n not in canonical:
-            canonical[n] = _block_hash(w3, n) if n <= head else None
-        if canonical[n] == deposit.block_hash:
-            continue  # its block is still on the chain
-        deposit_orphan(deposit_id=deposit.id)
-        result.orphaned += 1
-    _cursor_move(
-        cursor,
-        block_number=ancestor[0],
-        block_hash=ancestor[1],
-        checkpoints=[c for c in cursor.checkpoints if c[0] <= ancestor[0]],
-    )
+    # One transaction holding the cursor: a concurrent scan neither reads nor rewinds meanwhile.
+    with transaction.atomic():
+        _cursor_hold(cursor)
+        orphaned = 0
+        live = Deposit.objects.filter(block_number__gt=ancestor[0]).exclude(state=Deposit.State.REORGED)
+        for deposit in live:
+            n = deposit.block_number
+            if n not in canonical:
+                canonical[n] = _block_hash(w3, n) if n <= head else None
+            if canonical[n] == deposit.block_hash:
+                continue  # its block is still on the chain
+            deposit_orphan(deposit_id=deposit.id)
+            orphaned += 1
+        _cursor_move(
+            cursor,
+            block_number=ancestor[0],
+            block_hash=ancestor[1],
+            checkpoints=[c for c in cursor.checkpoints if c[0] <= ancestor[0]],
+        )
+    result.orphaned += orphaned
 
 
 def deposits_scan(*, max_ranges: int | None = None) -> ScanResult:
@@ -302,6 +337,11 @@ def deposits_scan(*, max_ranges: int | None = None) -> ScanResult:
         return ScanResult(skipped=True)
     try:
         return _scan(chain(), max_ranges or settings.DEPOSIT_MAX_RANGES_PER_SCAN)
+    except CursorMoved as exc:
+        # Another scan overlapped this one (its lock expired, or a second beat on a cache that
+        # does not share locks) and read further: its reading stands, this one ends here.
+        logger.info("deposit watcher: another scan moved the cursor (%s); this scan stops", exc)
+        return ScanResult(skipped=True)
     finally:
         if cache.get(LOCK_KEY) == token:
             cache.delete(LOCK_KEY)
@@ -364,6 +404,7 @@ def _read_range(w3: Web3, cursor: ChainCursor, frm: int, to: int, result: ScanRe
     receipts = _Receipts(w3)
     seen: set[int] = set()
     with transaction.atomic():
+        _cursor_hold(cursor)  # an overlapping scan's range waits here, then finds it moved
         for log in logs:
             receipt = receipts.of(log)
             if _is_x402_sale(receipt):

@@ -25,6 +25,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from a2a_service.core.formats import iso
+from a2a_service.core.locks import advisory_xact_lock
 from catalog.analytics import desks, macro
 from catalog.analytics.provenance import Provenance
 from catalog.analytics.sentiment import scored_news
@@ -309,6 +310,10 @@ def brief_compose(*, now: datetime | None = None) -> BriefRun:
     now = now or timezone.now()
     day = now.date()
     with transaction.atomic():
+        # One composition of a day at a time (two beats both sending compose-morning-brief):
+        # the second waits, then finds the first's piece and updates it instead of creating a
+        # second brief of the day (pushed to subscribers a second time).
+        advisory_xact_lock(f"brief-compose:{day.isoformat()}")
         kept = staff_piece_of_day(day)
         if kept is not None:
             return BriefRun("kept", kept, "staff edited or wrote today's brief; it is left as it is")

@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from a2a_service.core.locks import redis_lock
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import COUNTER_HASH_PREFIX as HASH_PREFIX
 from a2a_service.core.redisconn import counter_hash, redis_client
@@ -57,13 +58,24 @@ def counter_add_to_db(*, metric: str, key: str, day: date, by: int) -> None:
             continue
 
 
+# Longer than a flush takes; a flusher that died holding the lease delays the next this long.
+FLUSH_LOCK_SECONDS = 120
+
+
 def counters_flush() -> int:
     """Move Redis counts into DailyCounter rows. The counts are subtracted from Redis only
     after the database transaction commits, and by the amount read, so hits that arrive
-    meanwhile stay for the next flush."""
+    meanwhile stay for the next flush. One flush at a time (a lease in Redis): two flushes
+    reading the same counts would both add them to the database (two beats, each sending
+    flush-counters, would count every hit twice). A flush that finds one running skips."""
     client = redis_client()
     if client is None:
         return 0
+    with redis_lock("counters-flush", seconds=FLUSH_LOCK_SECONDS) as taken:
+        return _flush(client) if taken else 0
+
+
+def _flush(client: redis.Redis) -> int:
     moved = 0
     for raw in client.scan_iter(match=f"{HASH_PREFIX}*", count=100):
         name = raw.decode()

@@ -16,6 +16,7 @@ This module registers the trend-momentum desk; other desks register theirs the s
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -474,12 +475,15 @@ class IntelRun:
 def intel_compute(*, now: datetime | None = None) -> IntelRun:
     """One analytics pass (see the module's docstring). Runs one at a time (a cache lock);
     a second caller while one runs returns at once with `skipped` set."""
-    if not cache.add(LOCK_KEY, "1", timeout=max(int(settings.INTEL_COMPUTE_SECONDS) * 2, 120)):
+    token = secrets.token_hex(8)
+    if not cache.add(LOCK_KEY, token, timeout=max(int(settings.INTEL_COMPUTE_SECONDS) * 2, 120)):
         return IntelRun(skipped="another analytics pass is running")
     try:
         return _compute(now or timezone.now())
     finally:
-        cache.delete(LOCK_KEY)
+        # Only our own lease: a pass that outlived it must not release the next pass's.
+        if cache.get(LOCK_KEY) == token:
+            cache.delete(LOCK_KEY)
         availability_watch()  # what the pass changed may make a product (un)available
 
 

@@ -22,7 +22,7 @@ def _fresh_redis_keys(settings):
 
     client = redis_client()
     if client is not None:
-        for pattern in ("a2a:ctr:*", "a2a:x402ch:*", "a2a:rl:*", "a2a:free:*"):
+        for pattern in ("a2a:ctr:*", "a2a:x402ch:*", "a2a:rl:*", "a2a:free:*", "a2a:lock:*"):
             keys = list(client.scan_iter(match=pattern))
             if keys:
                 client.delete(*keys)

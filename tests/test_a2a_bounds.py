@@ -217,3 +217,31 @@ def test_the_store_keeps_the_bounds_whatever_writes(settings):
     assert a2a_task_claim(task=A2aTask.objects.get(pk=task.pk))
     refreshed = a2a_task_requirements_refresh(task=stale, status_message={"x": 1}, price_atomic=1)
     assert refreshed.state == "working" and A2aTask.objects.get(pk=task.pk).state == "working"
+
+
+def test_old_tasks_and_answer_records_are_pruned_and_recent_ones_kept(settings):
+    """Anyone may open tasks: each is bounded above, and their number by the pruning pass."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agents.models import AgentInteraction
+    from agents.services import agent_interaction_record
+    from catalog.feeds.retention import feeds_prune
+
+    settings.A2A_TASK_RETENTION_DAYS = 7
+    settings.AGENT_INTERACTION_RETENTION_DAYS = 7
+    made = [
+        a2a_task_create(agent="agenthub", skill=BRIEF_SKU, context_id="c", params={}, state="input-required")
+        for _ in range(3)
+    ]
+    answers = [agent_interaction_record(agent="agenthub", surface="jsonrpc", status_code=200) for _ in range(3)]
+    long_ago = timezone.now() - timedelta(days=8)
+    A2aTask.objects.filter(pk__in=[t.pk for t in made[:2]]).update(created_at=long_ago)
+    AgentInteraction.objects.filter(pk=answers[0].pk).update(at=long_ago)
+
+    deleted = feeds_prune()
+
+    assert deleted["agents.A2aTask"] == 2 and deleted["agents.AgentInteraction"] == 1
+    assert list(A2aTask.objects.values_list("pk", flat=True)) == [made[2].pk]
+    assert set(AgentInteraction.objects.values_list("pk", flat=True)) == {a.pk for a in answers[1:]}

@@ -58,6 +58,7 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "browser-test-password"
 BRIEF = "/api/a2a/x402/morning-brief"
+STATUS = "/api/a2a/x402/payments/dual-rail-status"
 DIVERGENCE = "/api/a2a/x402/prediction/divergence-alerts"
 # The admins staff work in, and the permission codename of each.
 MODELS = [
@@ -302,11 +303,8 @@ def test_staff_reprice_a_sku_and_publish_then_replace_the_composed_brief(staff_b
     key, buyer = funded_buyer(api)
     assert get(service, "/api/a2a/morning-brief").json()["available"] is False  # not yet published
     sku = Sku.objects.get(sku="morning_brief")
-    # Two unpaid calls: the challenge is now stored (Redis and this process's copy, when Redis is on).
-    assert challenge_amount(service, BRIEF) == challenge_amount(service, BRIEF) == "80000"
-    redis = redis_client()
-    if redis is not None:
-        assert list(redis.scan_iter(match=f"{CHALLENGES}*")), "the unpaid challenge was not stored"
+    # Nothing to deliver yet: the unpaid call is a 503, and no agent is asked to sign for nothing.
+    assert get(service, BRIEF).status_code == 503
 
     admin = staff_browser(staff("editor", OPERATOR_PERMS), "price-and-brief")
     # Publish the composed brief now (staff reviewed it).
@@ -314,6 +312,11 @@ def test_staff_reprice_a_sku_and_publish_then_replace_the_composed_brief(staff_b
     assert "1 piece(s) published" in admin.messages()
     free = get(service, "/api/a2a/morning-brief").json()
     assert free["available"] is True and free["id"] == piece.pk and free["title"] == piece.title
+    # Two unpaid calls: the challenge is now stored (Redis and this process's copy, when Redis is on).
+    assert challenge_amount(service, BRIEF) == challenge_amount(service, BRIEF) == "80000"
+    redis = redis_client()
+    if redis is not None:
+        assert list(redis.scan_iter(match=f"{CHALLENGES}*")), "the unpaid challenge was not stored"
 
     # Replace its text in the change form.
     page = admin.open(f"/admin/catalog/editorialpiece/{piece.pk}/change/", "brief-change-form", full_page=True)
@@ -451,8 +454,11 @@ def test_a_view_only_staff_member_sees_the_screens_and_can_do_none_of_it(
     token = whale_token(service, key)
     whale = WhaleToken.objects.get(account=account)
     key_row = ApiKey.objects.get(account=account)
-    sku = Sku.objects.get(sku="morning_brief")
-    assert challenge_amount(service, BRIEF) == "80000"
+    # The price form they try is a product that always has something to deliver, so its stored
+    # 402 challenge shows the price (the brief is unpublished: its unpaid call is a 503).
+    sku = Sku.objects.get(sku="payments_dual_rail_status")
+    price = str(sku.price_atomic)
+    assert challenge_amount(service, STATUS) == price
     keys_before = list(ApiKey.objects.values_list("id", "revoked_at"))
     queued.clear()
 
@@ -498,7 +504,7 @@ def test_a_view_only_staff_member_sees_the_screens_and_can_do_none_of_it(
     for path, action, pk in actions:
         assert admin.post(path, {"action": action, "_selected_action": str(pk), "index": "0"}) == 403, action
     forms = [
-        (f"/admin/catalog/sku/{sku.pk}/change/", {"price_usdc": "0.01", "sku": sku.sku, "path": sku.path}),
+        (f"/admin/catalog/sku/{sku.pk}/change/", {"price_usdc": "0.5", "sku": sku.sku, "path": sku.path}),
         (f"/admin/catalog/editorialpiece/{piece.pk}/change/", {"kind": piece.kind, "title": "x", "body": "x"}),
         (f"/admin/catalog/deskstate/{state.pk}/change/", {"desk": state.desk, "enabled": "on"}),
     ]
@@ -507,7 +513,7 @@ def test_a_view_only_staff_member_sees_the_screens_and_can_do_none_of_it(
     admin.open("/admin/", "after-refusals")
 
     # Nothing changed, in the database or on the API.
-    assert Sku.objects.get(pk=sku.pk).price_atomic == 80_000 and challenge_amount(service, BRIEF) == "80000"
+    assert str(Sku.objects.get(pk=sku.pk).price_atomic) == price and challenge_amount(service, STATUS) == price
     piece.refresh_from_db()
     assert piece.author_id is None and piece.title != "x" and piece.published_at > piece.composed_at
     assert get(service, "/api/a2a/morning-brief").json()["available"] is False

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import exceptions as drf_exceptions
@@ -95,6 +97,40 @@ class ProductUnavailable(ApiError):
 
     status_code = 503
     code = "product_unavailable"
+
+
+# How long an agent waits before retrying when the database connection failed (a restart or a
+# failover takes seconds).
+DATABASE_RETRY_SECONDS = 2
+
+
+class DatabaseUnavailable(ApiError):
+    """The database connection failed (a restart, a failover, a connection the server closed):
+    503 with Retry-After, never a 500. The failed statement's transaction was rolled back; the
+    next request reconnects (CONN_HEALTH_CHECKS)."""
+
+    status_code = 503
+    code = "database_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the database connection failed; retry in {DATABASE_RETRY_SECONDS} s. Whatever this call "
+            "wrote in a transaction that did not commit was undone: retry the same request (the same "
+            "payment proof, or the same Idempotency-Key); GET /api/a2a/account shows your balance.",
+            extra={"retry_after": DATABASE_RETRY_SECONDS},
+            headers={"Retry-After": str(DATABASE_RETRY_SECONDS)},
+        )
+
+
+def database_unavailable(exc: BaseException) -> DatabaseUnavailable | None:
+    """The 503 for a lost database connection, or None for any other error. OperationalError and
+    InterfaceError are how Django reports a connection that failed or was closed (psycopg's
+    AdminShutdown, a refused connection, a closed connection); logged once here, since
+    django.request does not log the 503s we choose."""
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    logger.warning("database unavailable: %s", str(exc).strip()[:300])
+    return DatabaseUnavailable()
 
 
 class RequestValidationError(ApiError):
@@ -183,6 +219,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(exc.body(), status=exc.status_code, headers=exc.headers or None)
     if isinstance(exc, RequestDataTooBig):  # Django's own cap, met by a read we did not guard
         return Response(BodyTooLarge(body_limit()).body(), status=413)
+    lost = database_unavailable(exc)
+    if lost is not None:
+        set_rollback()
+        return Response(lost.body(), status=lost.status_code, headers=lost.headers)
     if isinstance(exc, PydanticValidationError):
         set_rollback()
         err = RequestValidationError.from_pydantic(exc, "body")
@@ -231,6 +271,12 @@ def json_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 
 
 def json_server_error(request: HttpRequest) -> JsonResponse:
+    """handler500: called while the uncaught exception is handled, so a lost database
+    connection anywhere (a view outside DRF, a middleware) still answers 503, not 500."""
+    exc = sys.exc_info()[1]
+    lost = None if exc is None else database_unavailable(exc)
+    if lost is not None:
+        return JsonResponse(lost.body(), status=lost.status_code, headers=lost.headers)
     return JsonResponse({"detail": "Internal server error.", "code": "server_error"}, status=500)
 
 

@@ -9,9 +9,12 @@ window boundary; that is the usual trade for counting in one step.
 
 The credit fast path counts in the same windows without a round trip per request
 (BufferedWindows): each process adds its counts to Redis every FLUSH_SECONDS and learns the
-window's total from the reply. A client is refused once the total it knows plus its
-unflushed requests reach the rate, so over several processes a client can exceed its rate by
-what the other processes admitted in the last FLUSH_SECONDS, each of those calls paid.
+window's total from the reply; the first request of a window a process has not seen yet is
+counted in Redis at once, so it learns the total before it admits anything. A client is
+refused once the total it knows plus its unflushed requests reach the rate, so over several
+processes (web nodes) a client can exceed its rate by what the other processes admitted in
+the last FLUSH_SECONDS, each of those calls paid; a client refused on one node is refused on
+every other from its first request there.
 
 Without Redis (the embedded local stack), DRF's own throttle runs on the configured cache.
 If the cache cannot be reached, the request is served and the failure logged, instead of
@@ -156,11 +159,38 @@ class BufferedWindows:
         key, remaining = _window(ident, duration, now)
         slot = (key, duration, now + remaining)
         with self._lock:
-            known = self._known.get(key, (0, 0.0))[0]
-            if known + self._inflight[slot] + self._pending[slot] >= num_requests:
-                return remaining
-            self._pending[slot] += 1
-        return None
+            if key in self._known:
+                known = self._known[key][0]
+                if known + self._inflight[slot] + self._pending[slot] >= num_requests:
+                    return remaining
+                self._pending[slot] += 1
+                return None
+        return self._take_first(slot, num_requests, remaining)
+
+    def _take_first(self, slot: tuple[str, int, float], num_requests: int, remaining: float) -> float | None:
+        """The first request of a window this process has not seen is counted in Redis at once,
+        and the reply is the window's total from every process: a client that another node (or
+        another worker of this one) has taken past its rate is refused here from its first
+        request, not only after the next flush. One round trip per client and window."""
+        key, duration, _ = slot
+        try:
+            pipe = _required_redis().pipeline(transaction=False)
+            pipe.incrby(key, 1)
+            pipe.expire(key, duration + 1, nx=True)
+            total = int(pipe.execute()[0])
+        except Exception:
+            # Redis is away: counted here and added at a later flush, like every other request.
+            with self._lock:
+                if self._inflight[slot] + self._pending[slot] >= num_requests:
+                    return remaining
+                self._pending[slot] += 1
+            log_throttled(logger, "ratelimit-take", "could not count a request in Redis; counted locally")
+            return None
+        with self._lock:
+            # A flush that replied meanwhile may know a higher total; keep the higher one.
+            if total > self._known.get(key, (0, 0.0))[0]:
+                self._known[key] = (total, slot[2])
+        return None if total <= num_requests else remaining
 
     def flush(self) -> None:
         with self._flushing:

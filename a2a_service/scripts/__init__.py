@@ -1,1 +1,1 @@
-"""Operator scripts run as `python -m a2a_service.scripts.<name>` (outside the app layers)."""
+"""Operators' scripts run with `python -m a2a_service.scripts.<name>`."""

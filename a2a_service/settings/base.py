@@ -249,6 +249,9 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    # kombu's Redis transport with the fault that stopped a worker on a Redis restart fixed
+    # (a2a_service/core/broker.py).
+    CELERY_BROKER_TRANSPORT = "a2a_service.core.broker:Transport"
 else:
     # kombu's filesystem transport: a broker that needs no server, for `make run`.
     CELERY_BROKER_URL = "filesystem://"
@@ -266,10 +269,17 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker keeps reconnecting to a broker that is down, however long (Celery's default gives up
+# after 100 attempts, about 50 minutes, and the worker exits); at start too.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = timedelta(hours=1)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
 WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=15)
+# How often beat's sweeper queues the webhook deliveries that are due (a lost queue message, a
+# claim whose worker died).
+WEBHOOK_SWEEP_SECONDS = env.float("WEBHOOK_SWEEP_SECONDS", default=10.0)
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {
         "task": "catalog.tasks.worker_heartbeat",
@@ -277,7 +287,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "flush-counters": {"task": "catalog.tasks.flush_counters", "schedule": 30.0},
     "scan-deposits": {"task": "billing.tasks.scan_deposits", "schedule": DEPOSIT_POLL_SECONDS},
-    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": 10.0},
+    "sweep-webhook-deliveries": {"task": "webhooks.tasks.sweep_deliveries", "schedule": WEBHOOK_SWEEP_SECONDS},
 }
 
 # --- The shop: chain, token, treasury, facilitator --------------------------------
@@ -302,6 +312,9 @@ FACILITATOR_TIMEOUT_SECONDS = env.float("FACILITATOR_TIMEOUT_SECONDS", default=2
 # empty: this deployment hosts no facilitator and FACILITATOR_URL points elsewhere.
 FACILITATOR_PRIVATE_KEY = env("FACILITATOR_PRIVATE_KEY", default="")
 FACILITATOR_SETTLE_TIMEOUT_SECONDS = env.float("FACILITATOR_SETTLE_TIMEOUT_SECONDS", default=15.0)
+# Every process settling with the gas key allocates its nonces under one lock (in Redis, or a file
+# in RUN_DIR without Redis): how long a settlement waits for it before answering 503 (nothing sent).
+FACILITATOR_NONCE_LOCK_WAIT_SECONDS = env.float("FACILITATOR_NONCE_LOCK_WAIT_SECONDS", default=10.0)
 # The self-hosted facilitator's HTTP /settle spends its gas key, so it answers only callers that
 # send `Authorization: Bearer <this>` (the service's own paid calls when FACILITATOR_URL points at
 # a separately run facilitator). Empty: /settle over HTTP is refused; in-process settlement is
@@ -533,6 +546,10 @@ MCP_MANAGED_DAYS = env.int("MCP_MANAGED_DAYS", default=7)
 A2A_MESSAGE_MAX_BYTES = env.int("A2A_MESSAGE_MAX_BYTES", default=32_768)
 A2A_TASK_MAX_MESSAGES = env.int("A2A_TASK_MAX_MESSAGES", default=20)
 A2A_TASK_MAX_BYTES = env.int("A2A_TASK_MAX_BYTES", default=262_144)
+# How long A2A tasks (GetTask answers from them) and the agent surfaces' answer records (agent
+# status reads the last 24 h) are kept before the feeds' pruning pass deletes them; 0 keeps all.
+A2A_TASK_RETENTION_DAYS = env.int("A2A_TASK_RETENTION_DAYS", default=7)
+AGENT_INTERACTION_RETENTION_DAYS = env.int("AGENT_INTERACTION_RETENTION_DAYS", default=7)
 # Execution delegation (webhooks/delegation/): a reported fill may exceed its order's notional (or
 # the delegation's total) by this fraction of it (price moves between the order and the fill, fee
 # rounding); beyond it the fill is refused (422) and not recorded.

@@ -48,7 +48,7 @@ from billing.models import Account
 from billing.paid_call import CreditReceipt, Offer, ReplayReceipt, X402Receipt, paid_call, paid_offer
 from billing.rails.base import product_available
 from billing.rails.credits import CreditRail, Idempotency
-from billing.rails.x402 import SettlementPending, x402_challenge, x402_payment
+from billing.rails.x402 import PaymentUnreachable, SettlementPending, x402_challenge, x402_payment
 from billing.x402.proof import PaymentRejected, proof_decode
 from catalog.models import CatalogAgent
 from catalog.selectors.payment import absolute
@@ -471,14 +471,17 @@ def _pay_x402(
         ctx.status = 503
         charged = bool(exc.extra.get("charged", False))
         # Settled but the product failed: the payment is kept; the same payload on this task
-        # collects it, so the task waits for it again instead of failing.
+        # collects it, so the task waits for it again instead of failing. Likewise when the
+        # facilitator or the chain did not answer: nothing was claimed, and the same payload on
+        # this task goes through once they do.
+        again = charged or isinstance(exc, PaymentUnreachable)
         return _payment_failed(
             ctx,
             task,
             user,
             reason="product_unavailable",
             text=exc.detail,
-            state=State.INPUT_REQUIRED if charged else State.FAILED,
+            state=State.INPUT_REQUIRED if again else State.FAILED,
             charged=charged,
         )
     except ApiError as exc:

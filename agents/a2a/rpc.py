@@ -39,7 +39,7 @@ from pydantic import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from a2a_service.core.errors import ApiError, BodyTooLarge, Unauthorized
+from a2a_service.core.errors import ApiError, BodyTooLarge, Unauthorized, database_unavailable
 from a2a_service.core.parsers import JsonTooDeep, JsonTooLarge, json_loads_bounded, unstorable_text_at
 from a2a_service.core.views import base_url
 from agents.a2a import flows
@@ -144,7 +144,17 @@ def jsonrpc_answer(request: Request, *, agent: CatalogAgent | None) -> Response:
             InternalError(exc.detail) if exc.status_code >= 500 else InvalidParamsError(exc.detail)
         )
         payload = _error(request_id, error, version)
-    except Exception:
+    except Exception as exc:
+        lost = database_unavailable(exc)
+        if lost is not None:
+            # 503 with Retry-After, the error in JSON-RPC form; no interaction row (the database
+            # is what failed).
+            data = {"reason": lost.code, "retry_after": lost.extra["retry_after"]}
+            return Response(
+                _error(request_id, InternalError(lost.detail, data=data), version),
+                status=lost.status_code,
+                headers=lost.headers,
+            )
         logger.exception("A2A JSON-RPC request failed")
         payload = _error(request_id, InternalError("internal error; nothing was charged for it"), version)
     if "error" in payload:

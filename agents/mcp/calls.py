@@ -29,7 +29,7 @@ from x402.mcp.constants import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_K
 from x402.schemas import PaymentPayload, PaymentRequired
 from x402.schemas.v1 import PaymentPayloadV1
 
-from a2a_service.core.errors import ApiError, NotFound, RequestValidationError
+from a2a_service.core.errors import ApiError, NotFound, RequestValidationError, database_unavailable
 from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.parsers import (
     JsonTooDeep,
@@ -96,7 +96,10 @@ def mcp_tool_call(
         answer = _error(402, {"detail": exc.message, "code": exc.reason}, exc.message)
     except ApiError as exc:
         answer = _api_error(exc)
-    except Exception:
+    except Exception as exc:
+        lost = database_unavailable(exc)
+        if lost is not None:  # 503 with retry_after; no interaction row (the database failed)
+            return _api_error(lost)
         # As every route answers a fault: a JSON error of ours, logged, never the exception's
         # text (the SDK would send it as the message of a code 0 error).
         logger.exception("MCP tools/call %s failed", name)

@@ -42,7 +42,7 @@ import psycopg
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.wsgi import WSGIRequest
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
@@ -262,6 +262,18 @@ class CreditFastPath:
             answer = _json_answer(
                 "503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()]
             )
+        except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            # A persistent connection the database closed (a restart, a failover), found before
+            # charging: Django answers, reconnecting first (CONN_HEALTH_CHECKS), or says 503.
+            log_throttled(
+                logger,
+                "credit-fastpath-connection",
+                "credit fast path: database connection lost before charging (%s); Django answers",
+                str(exc).strip()[:200],
+                level=logging.WARNING,
+                exc_info=False,
+            )
+            answer = None
         except Exception:  # anything else is raised before charging: Django answers
             log_throttled(
                 logger,

@@ -21,7 +21,7 @@ from a2a_service.core import schemas as s
 from a2a_service.core.errors import Forbidden, ProductUnavailable, RequestValidationError, Unauthorized
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.views import ApiView
-from billing.facilitator.service import facilitator_get, settle_response_current
+from billing.facilitator.service import ChainUnreachable, facilitator_get, hosted_settle, hosted_verify
 
 logger = logging.getLogger(__name__)
 
@@ -145,6 +145,8 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 UNAVAILABLE = {503: s.ProductUnavailableOut}
+# Retry-After when the chain's RPC did not answer a verify.
+CHAIN_RETRY_SECONDS = 5
 
 
 class FacilitatorSupportedView(ApiView):
@@ -167,14 +169,22 @@ class FacilitatorVerifyView(ApiView):
         responses={200: VerifyOut, 422: s.HTTPValidationError, **UNAVAILABLE},
     )
     def post(self, request: Request) -> Response:
-        facilitator = _facilitator()
+        _facilitator()  # 503 where this deployment hosts none
         payload, requirements = _parse(request)
         refused = _not_served(requirements)
         if refused:
             return Response(_dump(VerifyOut(isValid=False, invalidReason=NOT_SERVED, invalidMessage=refused)))
         try:
-            result = facilitator.verify(payload, requirements)
-        except Exception as exc:  # unsupported scheme/network, malformed scheme payload, RPC failure
+            result = hosted_verify(payload, requirements)
+        except ChainUnreachable as exc:
+            # Not the payment's fault: the caller asks again (the service's own client answers
+            # its agent 503 with Retry-After and claims nothing).
+            raise ProductUnavailable(
+                f"the payment could not be checked on chain: {exc}"[:300],
+                extra={"sku": None, "charged": False, "retry_after": CHAIN_RETRY_SECONDS},
+                headers={"Retry-After": str(CHAIN_RETRY_SECONDS)},
+            ) from exc
+        except Exception as exc:  # unsupported scheme/network, malformed scheme payload
             logger.info("facilitator verify refused: %s", exc)
             return Response(
                 _dump(VerifyOut(isValid=False, invalidReason=_reason(exc), invalidMessage=str(exc)[:300]))
@@ -202,7 +212,7 @@ class FacilitatorSettleView(ApiView):
     )
     def post(self, request: Request) -> Response:
         _settle_caller_check(request)
-        facilitator = _facilitator()
+        _facilitator()
         payload, requirements = _parse(request)
         refused = _not_served(requirements) or _not_claimed(payload, requirements)
         if refused:
@@ -218,7 +228,20 @@ class FacilitatorSettleView(ApiView):
                 )
             )
         try:
-            result = facilitator.settle(payload, requirements)
+            result = hosted_settle(payload, requirements)
+        except ChainUnreachable as exc:
+            # Nothing was broadcast: the service's client releases its claim on this reason.
+            return Response(
+                _dump(
+                    SettleOut(
+                        success=False,
+                        errorReason="facilitator_unreachable",
+                        errorMessage=str(exc)[:300],
+                        transaction="",
+                        network=str(getattr(requirements, "network", "")),
+                    )
+                )
+            )
         except Exception as exc:
             logger.warning("facilitator settle failed: %s", exc)
             network = getattr(requirements, "network", "")
@@ -233,8 +256,9 @@ class FacilitatorSettleView(ApiView):
                     )
                 )
             )
-        # A transaction this facilitator replaced while waiting: the caller records the new one.
-        return Response(_dump(settle_response_current(result)))
+        # hosted_settle names a transaction this facilitator replaced while waiting: the caller
+        # records the new one.
+        return Response(_dump(result))
 
 
 def _reason(exc: Exception) -> str:

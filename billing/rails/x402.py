@@ -41,6 +41,7 @@ from billing.services import (
 )
 from billing.x402.challenge import Challenge, challenge_build
 from billing.x402.facilitator_client import (
+    FACILITATOR_UNREACHABLE,
     FacilitatorUnavailable,
     Settlement,
     facilitator_settle,
@@ -52,6 +53,9 @@ from catalog.products.registry import ProductFailed
 
 # How long an agent should wait before asking again about a pending settlement.
 PENDING_RETRY_SECONDS = 5
+# How long before sending the same proof again when the facilitator or the chain's RPC could
+# not be reached (nothing was claimed or charged).
+UNREACHABLE_RETRY_SECONDS = 5
 
 
 class SettlementPending(ApiError):
@@ -245,15 +249,25 @@ def _verify(proof: Proof, *, sku: Sku, payment: Payment | None = None) -> None:
     except FacilitatorUnavailable as exc:
         if payment is not None:
             payment_release(payment_id=payment.id)
-        raise ProductUnavailable(
-            f"{exc}; nothing was charged, the same proof may be sent again",
-            extra={"sku": sku.sku, "charged": False},
-        ) from exc
+        raise _unreachable(f"{exc}; nothing was charged, the same proof may be sent again", sku) from exc
     if not verified.is_valid:
         reason = verified.invalid_reason or "invalid_payment"
         if payment is not None:
             payment_fail(payment_id=payment.id, error=f"verify: {reason} {verified.invalid_message or ''}")
         raise PaymentRejected(reason, verified.invalid_message or "the facilitator refused the payment")
+
+
+class PaymentUnreachable(ProductUnavailable):
+    """503 with Retry-After: the facilitator or the chain did not answer, the claim is withdrawn,
+    and the agent sends the same proof again (not a new signature: nothing is wrong with it)."""
+
+
+def _unreachable(detail: str, sku: Sku) -> PaymentUnreachable:
+    return PaymentUnreachable(
+        detail[:500],
+        extra={"sku": sku.sku, "charged": False, "retry_after": UNREACHABLE_RETRY_SECONDS},
+        headers={"Retry-After": str(UNREACHABLE_RETRY_SECONDS)},
+    )
 
 
 def _settle(payment: Payment, proof: Proof) -> SettleResponse:
@@ -265,11 +279,12 @@ def _settle(payment: Payment, proof: Proof) -> SettleResponse:
         payment_pending(payment_id=payment.id, tx_hash=outcome.tx_hash, error=f"settle: {outcome.message}")
         payment.refresh_from_db()
         raise _pending(payment)
-    if outcome.reason == "facilitator_unreachable":
+    if outcome.reason == FACILITATOR_UNREACHABLE:
         payment_release(payment_id=payment.id)
-        raise ProductUnavailable(
-            "the facilitator is unreachable; nothing was charged, the same proof may be sent again",
-            extra={"sku": payment.sku.sku, "charged": False},
+        raise _unreachable(
+            f"the payment could not be settled: {outcome.message}; nothing was charged, the same proof may be "
+            "sent again",
+            payment.sku,
         )
     payment_fail(payment_id=payment.id, error=f"settle: {outcome.reason} {outcome.message}")
     raise PaymentRejected(

@@ -21,15 +21,21 @@ from x402.http.facilitator_client_base import AuthHeaders
 from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
 from x402.schemas import SettleResponse, VerifyResponse
 
-from billing.facilitator.service import facilitator_get, settle_response_current
+from billing.facilitator.service import ChainUnreachable, facilitator_get, hosted_settle, hosted_verify
 from billing.x402.proof import Proof
 
 logger = logging.getLogger(__name__)
 
 
 class FacilitatorUnavailable(Exception):
-    """The facilitator could not be asked (down, timeout, unreadable answer). Nothing was
-    settled, so the same proof may be sent again."""
+    """The facilitator could not be asked (down, timeout, unreadable answer), or could not
+    reach the chain to check the payment. Nothing was settled, so the same proof may be sent
+    again."""
+
+
+# The settle reason for "nothing was broadcast, the facilitator or the chain could not be reached":
+# the claim is released and the agent told to send the same proof again.
+FACILITATOR_UNREACHABLE = "facilitator_unreachable"
 
 
 class Settlement(Enum):
@@ -97,10 +103,15 @@ def _local() -> x402FacilitatorSync:
 def facilitator_verify(proof: Proof) -> VerifyResponse:
     try:
         if facilitator_in_process():
-            return _local().verify(proof.payload, proof.requirements)
+            _local()
+            return hosted_verify(proof.payload, proof.requirements)
         return facilitator_client().verify(proof.payload, proof.requirements)
     except FacilitatorUnavailable:
         raise
+    except ChainUnreachable as exc:
+        # x402 would have refused the payment for it (failed_to_verify_signature): the payer
+        # is not at fault, and the same proof goes through once the chain answers again.
+        raise FacilitatorUnavailable(f"the payment could not be checked on chain: {exc}"[:300]) from exc
     except Exception as exc:  # transport, RPC, an unreadable answer: nothing was settled
         raise FacilitatorUnavailable(f"facilitator verify failed: {exc}"[:300]) from exc
 
@@ -111,12 +122,18 @@ def facilitator_settle(proof: Proof) -> SettleOutcome:
     reconciler (billing.reconcile), never released and never served as paid."""
     try:
         if facilitator_in_process():
-            response = settle_response_current(_local().settle(proof.payload, proof.requirements))
+            _local()
+            response = hosted_settle(proof.payload, proof.requirements)
         else:
             response = facilitator_client().settle(proof.payload, proof.requirements)
     except httpx.ConnectError as exc:
         # The request never reached the facilitator: nothing can have been broadcast.
-        return SettleOutcome(Settlement.FAILED, _response(proof, "facilitator_unreachable", str(exc)))
+        return SettleOutcome(Settlement.FAILED, _response(proof, FACILITATOR_UNREACHABLE, str(exc)))
+    except ChainUnreachable as exc:
+        # Failed before a nonce was reserved: nothing can have been broadcast.
+        return SettleOutcome(Settlement.FAILED, _response(proof, FACILITATOR_UNREACHABLE, str(exc)))
+    except FacilitatorUnavailable as exc:
+        return SettleOutcome(Settlement.FAILED, _response(proof, FACILITATOR_UNREACHABLE, str(exc)))
     except Exception as exc:
         logger.warning("settle outcome unknown for %s: %s", proof.payer, exc)
         return SettleOutcome(Settlement.PENDING, _response(proof, ERR_SETTLEMENT_PENDING, str(exc)))
