@@ -354,6 +354,10 @@ class Supervisor:
                     proc = entry.proc
                     if entry.held or proc is None or proc.poll() is None:
                         continue
+                    try:  # what it left in its group (a granian worker holding the port)
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
                     entry.unexpected.append((self.timeline.now(), proc.returncode))
                     self.timeline.note(
                         "supervisor", f"{name} exited unexpectedly (code {proc.returncode}); restarting it"
