@@ -42,7 +42,7 @@ class Recorder:
         self.requests: list[dict[str, Any]] = []
         self.ops: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._out = open(path, "a")  # noqa: SIM115 - closed by close()
+        self._out = open(path, "a", buffering=1)  # noqa: SIM115 - closed by close(); a line at a time
 
     def add(self, kind: str, **fields: Any) -> dict[str, Any]:
         row = {"type": kind, **fields}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import threading
-from dataclasses import dataclass
 from typing import Any, cast
 
 from eth_account import Account
@@ -121,15 +120,6 @@ class Chain:
 
     def balance(self, address: str) -> int:
         return int(self.token.functions.balanceOf(Web3.to_checksum_address(address)).call())
-
-
-@dataclass
-class SentDeposit:
-    wallet: str
-    amount: int
-    tx: str
-    sent_at: float
-    during_outage: bool
 
 
 def deposit_send(rpc_url: str, wallet: LocalAccount, amount_atomic: int) -> str:

@@ -175,6 +175,7 @@ def run(opts: Options) -> Outcome:
     recorder = Recorder(run_dir / "answers.jsonl", timeline)
     agents: list[Agent] = []
     ctx: Ctx | None = None
+    setup: subprocess.Popen[str] | None = None
     try:
         pg = Postgres(ports.postgres)
         pg.init()
@@ -300,6 +301,8 @@ def run(opts: Options) -> Outcome:
     finally:
         if ctx is not None:
             ctx.stop.set()
+        if setup is not None and setup.poll() is None:
+            setup.kill()
         if supervisor is not None:
             supervisor.stop_all()
         for r in receivers.values():

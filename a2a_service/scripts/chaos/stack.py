@@ -265,6 +265,7 @@ def service_env(ports: Ports, run_dir: Path, *, database_url: str, redis_url: st
         "OWNERSHIP_CHALLENGES_PER_REQUESTER": "100000",
         "WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
         "PAYMENT_RECONCILE_SECONDS": "5",
+        "WEBHOOK_SWEEP_SECONDS": "3",  # deliveries whose queue message a Redis restart lost
         "PAYMENT_CLAIM_STALE_SECONDS": "30",
         "DEPOSIT_POLL_SECONDS": "2",
         "DEPOSIT_CONFIRMATIONS": "2",
@@ -276,15 +277,6 @@ def service_env(ports: Ports, run_dir: Path, *, database_url: str, redis_url: st
         "RPC_PROBE_OWN_CHAIN": "",
         "LOG_LEVEL": "INFO",
     }
-
-
-def manage(env: dict[str, str], *args: str, timeout: float = 600) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"manage.py {' '.join(args[:2])} failed: {done.stderr.strip()[-1500:]}")
-    return done.stdout
 
 
 @dataclass
