@@ -6,13 +6,14 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test install migrate seed lint lint-imports check-migrations typecheck bench demo contracts clean help
+.PHONY: run test install migrate seed lint lint-imports check-migrations typecheck bench chaos demo contracts clean help
 
 help:
 	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
 	@echo "make test   - install, lint, check import layers, check migrations, type-check, run the whole test suite"
 	@echo "make demo   - (with make run up) an agent pays for a SKU with the official x402 client"
 	@echo "make bench  - benchmark side by side with a reference and print ratios"
+	@echo "make chaos  - 50 agents for 5 minutes through faults; prints the table, exits 1 if a money rule broke"
 
 # Install the pinned dependency tree into .venv; redone when the pins change.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -93,6 +94,14 @@ contracts: install
 bench: install
 	@command -v wrk >/dev/null && command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk redis-server) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk redis-server)
 	$(PY) -m a2a_service.bench
+
+# Load and faults on a stack of its own (PostgreSQL cluster, Redis, anvil, granian, workers, beat),
+# loopback only; CHAOS_ARGS="--quick" (8 agents, 1 minute) while developing. Not part of `make test`.
+CHAOS_ARGS ?=
+chaos: install
+	@command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server) || (sudo apt-get update -qq && sudo apt-get install -y -qq redis-server)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql) || (sudo apt-get update -qq && sudo apt-get install -y -qq postgresql)
+	$(PY) -m a2a_service.scripts.chaos $(CHAOS_ARGS)
 
 clean:
 	rm -rf .run
