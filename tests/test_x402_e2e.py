@@ -190,7 +190,10 @@ def test_concurrent_replays_are_served_once(paid_stack, brief, monkeypatch):
         t.start()
     for t in threads:
         t.join()
-    assert sorted(r.status_code for r in results) == [200, 402, 402, 402, 402, 402]
+    # One is served; the others are told the proof is being used (202 pending, while the first
+    # holds its claim) or was used (402, once it was delivered).
+    codes = sorted(r.status_code for r in results)
+    assert codes[0] == 200 and codes.count(200) == 1 and set(codes[1:]) <= {202, 402}, codes
     assert sum("The full brief" in r.text for r in results) == 1
     assert runs == [1] and Payment.objects.filter(state=Payment.State.SETTLED).count() == 1
 

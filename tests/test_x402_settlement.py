@@ -162,6 +162,33 @@ def test_a_claim_left_by_a_dead_process_is_settled_or_released_from_the_chain(pa
     assert collected.status_code == 200 and "The full brief" in collected.text
 
 
+def test_the_same_proof_while_its_claim_is_undecided_is_told_pending_not_refused(paid_stack, brief, settings):
+    """A request claimed the proof and then ended without answering (its worker killed, the
+    database lost after the claim committed). The agent sends the same proof again: 202 pending
+    with where to follow it (official clients give up on a 402 "nonce already used"), nothing
+    claimed twice; once the reconciler settles it from the chain, the same proof collects it."""
+    chain = paid_stack.chain
+    url = paid_stack.url + BRIEF
+    header = signed_header(challenge(url))
+    payment = payment_row(header, url)  # the interrupted request's claim
+    again = get(url, header)
+    assert again.status_code == 202, again.text
+    body = again.json()
+    assert body["code"] == "settlement_pending" and again.headers["Retry-After"] == "5"
+    assert "being processed" in body["detail"] and body["transaction"] == ""
+    followed = requests.get(body["status"]["url"], timeout=30).json()
+    assert (followed["state"], followed["final"]) == ("claimed", False)
+    assert Payment.objects.count() == 1 and Payment.objects.get().state == Payment.State.CLAIMED
+    # The interrupted request had broadcast: the reconciler settles the stale claim from the chain.
+    spend_directly(chain, header)
+    Payment.objects.filter(pk=payment.pk).update(
+        created_at=timezone.now() - timedelta(seconds=settings.PAYMENT_CLAIM_STALE_SECONDS + 5)
+    )
+    assert payments_reconcile().settled == 1
+    collected = get(url, header)
+    assert collected.status_code == 200 and "The full brief" in collected.text
+
+
 def test_a_reverted_settlement_is_released_and_the_proof_can_be_sent_again(paid_stack, brief, settings):
     chain = paid_stack.chain
     url = paid_stack.url + BRIEF

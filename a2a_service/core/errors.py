@@ -114,9 +114,10 @@ class DatabaseUnavailable(ApiError):
 
     def __init__(self) -> None:
         super().__init__(
-            f"the database connection failed; retry in {DATABASE_RETRY_SECONDS} s. Whatever this call "
-            "wrote in a transaction that did not commit was undone: retry the same request (the same "
-            "payment proof, or the same Idempotency-Key); GET /api/a2a/account shows your balance.",
+            f"the database connection failed; retry in {DATABASE_RETRY_SECONDS} s with the same request (the "
+            "same payment proof, or the same Idempotency-Key): what this call wrote in a transaction that "
+            "did not commit was undone, and a payment it had already claimed is answered 202 (pending) with "
+            "where to follow it, never charged twice; GET /api/a2a/account shows your balance.",
             extra={"retry_after": DATABASE_RETRY_SECONDS},
             headers={"Retry-After": str(DATABASE_RETRY_SECONDS)},
         )

@@ -77,11 +77,27 @@ def settlement_status_url(*, base: str, payer: str, nonce: str) -> str:
 def _pending(payment: Payment) -> SettlementPending:
     resource = urlsplit(payment.resource)
     base = f"{resource.scheme}://{resource.netloc}" if resource.netloc else ""
+    if payment.state == Payment.State.CLAIMED:
+        # Claimed by another request that is still running, or whose process died (a worker
+        # killed, the database lost after the claim committed). Answered as pending, not as a
+        # final refusal: clients give up on a 402 "nonce already used", and this proof may still
+        # be collected once the claim is decided (settled from the chain, or released).
+        detail = (
+            "your payment is being processed by another request with the same proof (or one that was "
+            "interrupted); nothing is lost: send this same request with the same payment header again "
+            "after Retry-After. If that request ended without answering, the reconciler decides the "
+            "payment from the chain (settled: collect it with the same proof; unused once the "
+            "authorization expires: released, nothing charged). `status` shows its state"
+        )
+    else:
+        detail = (
+            "your payment was broadcast but is not confirmed yet; nothing is lost: send this same request "
+            "with the same payment header again to collect the content once it confirms. The transaction "
+            "may be replaced (re-sent with more gas) before it is mined: `status` shows the current one and "
+            "the payment's state, by the authorization's payer and nonce"
+        )
     return SettlementPending(
-        "your payment was broadcast but is not confirmed yet; nothing is lost: send this same request "
-        "with the same payment header again to collect the content once it confirms. The transaction may "
-        "be replaced (re-sent with more gas) before it is mined: `status` shows the current one and the "
-        "payment's state, by the authorization's payer and nonce",
+        detail,
         extra={
             "sku": payment.sku.sku if payment.sku_id else None,
             "transaction": payment.tx_hash,
@@ -205,7 +221,7 @@ class X402Rail:
         if payment.state == Payment.State.CLAIMED:
             # Another request holds it right now (or its process died: the reconciler then
             # settles or releases it, and a settled one can be collected with this proof).
-            raise PaymentRejected(PROOF_ALREADY_USED, "this payment proof is being used by another request")
+            raise _pending(payment)
         if payment.state == Payment.State.SETTLED and payment.delivered_at is None:
             offer.call.payer = payment.payer
             content = _deliver(payment, lambda: offer.product.run(offer.call))
