@@ -24,13 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from a2a_service.core.ratelog import log_throttled
 
 logger = logging.getLogger(__name__)
+# No `_created` sample beside each counter and histogram: nothing here reads them, and they
+# would double the exposition.
+disable_created_metrics()
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Seconds; the fast paths answer in well under a millisecond, a paid call settling on chain in seconds.

@@ -26,6 +26,8 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.signals import request_finished
+
 from a2a_service.core.metrics import HTTP_REQUEST_SECONDS
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -48,6 +50,10 @@ class Context:
 
 
 _context: ContextVar[Context | None] = ContextVar("a2a_request_context", default=None)
+# The context RequestObserveMiddleware entered itself (no observe_request in front), left when
+# Django sends request_finished: after the middleware returns, Django still logs the response
+# (django.request, 4xx and 5xx), which must carry the id.
+_left_at_finish: ContextVar[Token[Context | None] | None] = ContextVar("a2a_request_context_owned", default=None)
 
 
 def request_id_new() -> str:
@@ -174,20 +180,19 @@ class RequestObserveMiddleware:
     def __call__(self, request: Any) -> Any:
         environ = request.META
         rid = environ.get(ENVIRON_REQUEST_ID)
-        token = None
-        if rid is None:  # not behind observe_request: this middleware does its work
+        alone = rid is None  # not behind observe_request: this middleware does its work
+        if alone:
+            _request_finished()  # a context left behind by a response nobody closed
             rid = environ[ENVIRON_REQUEST_ID] = request_id_accept(environ.get("HTTP_X_REQUEST_ID"))
-            token = _context.set(Context(request_id=rid))
+            _left_at_finish.set(_context.set(Context(request_id=rid)))
         started = time.perf_counter()
         try:
             response = self.get_response(request)
         finally:
             match = getattr(request, "resolver_match", None)
             environ[ENVIRON_ROUTE] = UNRESOLVED if match is None else "/" + str(match.route)
-            if token is not None:
-                _context.reset(token)
         response[REQUEST_ID_HEADER] = rid
-        if token is not None:
+        if alone:
             request_observe(
                 route=environ[ENVIRON_ROUTE],
                 method=request.method or "",
@@ -196,3 +201,16 @@ class RequestObserveMiddleware:
                 seconds=time.perf_counter() - started,
             )
         return response
+
+
+def _request_finished(**_: Any) -> None:
+    token = _left_at_finish.get()
+    if token is not None:
+        _left_at_finish.set(None)
+        try:
+            _context.reset(token)
+        except ValueError:  # entered in another context (another thread): nothing of ours to leave
+            pass
+
+
+request_finished.connect(_request_finished, dispatch_uid="a2a_service.core.requestlog")
