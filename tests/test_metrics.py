@@ -43,6 +43,7 @@ pytestmark = pytest.mark.django_db
 
 
 def value(name: str, **labels: str) -> float:
+    metrics.REQUESTS.flush()  # the request histogram is buffered per process (added every second)
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 

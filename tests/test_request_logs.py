@@ -325,6 +325,16 @@ def _get(url: str, headers: dict[str, str]) -> tuple[int, Any, bytes]:
         return exc.code, exc.headers, exc.read()
 
 
+def _processes_that_served(metrics_dir: Path) -> int:
+    """How many processes' files in the multiprocess directory hold request observations."""
+    from prometheus_client.mmap_dict import MmapedDict
+
+    return sum(
+        any("a2a_http_request_duration_seconds" in key for key, *_ in MmapedDict.read_all_values_from_file(str(f)))
+        for f in metrics_dir.glob("histogram_*.db")
+    )
+
+
 @pytest.mark.slow
 def test_granian_with_two_workers_logs_json_lines_and_adds_up_its_workers_metrics(tmp_path):
     """The production way: granian, 2 workers, LOG_FORMAT=json, one PROMETHEUS_MULTIPROC_DIR.
@@ -368,24 +378,33 @@ def test_granian_with_two_workers_logs_json_lines_and_adds_up_its_workers_metric
             status, headers, _ = _get(base + "/api/a2a/no-such-operation-1", {"X-Request-ID": "granian-follow-1"})
             assert status == 404 and headers.get("X-Request-ID") == "granian-follow-1"
             sent = 2
-            # Until both workers have served requests (each writes its own histogram file).
-            while len(list(metrics_dir.glob("histogram_*.db"))) < 2 and sent < 1000:
+            # Until both workers have served requests (each adds them to its own file every second).
+            while _processes_that_served(metrics_dir) < 2 and sent < 2000:
                 _get(base + f"/api/a2a/no-such-operation-{sent}", {})
                 sent += 1
-            assert len(list(metrics_dir.glob("histogram_*.db"))) == 2, "one worker served every request"
-            assert _get(base + "/internal/metrics", {})[0] == 404
-            status, _, body = _get(base + "/internal/metrics", {"Authorization": "Bearer granian-test-token"})
-            assert status == 200
+            assert _processes_that_served(metrics_dir) == 2, "one worker served every request"
+            assert _get(base + "/internal/metrics", {})[0] == 404  # no token: a 404 like the others
+            expected = sent + 1
+            # Each worker adds its requests to the shared directory every second: scrape until all are in.
+            deadline = time.monotonic() + 30
+            while True:
+                status, _, body = _get(base + "/internal/metrics", {"Authorization": "Bearer granian-test-token"})
+                assert status == 200
+                count = re.search(
+                    r'^a2a_http_request_duration_seconds_count\{layer="django",method="GET",'
+                    r'route="<unresolved>",status="404"\} (\S+)$',
+                    body.decode(),
+                    re.M,
+                )
+                seen = float(count.group(1)) if count else 0.0
+                assert seen <= expected
+                if seen == expected or time.monotonic() > deadline:
+                    break
+                time.sleep(0.3)
+            assert seen == expected, f"{seen} of the {expected} requests in the scrape"
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    text = body.decode()
-    count = re.search(
-        r'^a2a_http_request_duration_seconds_count\{layer="django",method="GET",route="<unresolved>",status="404"\} (\S+)$',
-        text,
-        re.M,
-    )
-    assert count is not None and float(count.group(1)) == sent + 1  # + the refused scrape (a 404 too)
     lines = [line for line in out.read_text().splitlines() if line.startswith("{")]
     records = [json.loads(line) for line in lines]
     (followed,) = [r for r in records if r.get("request_id") == "granian-follow-1"]
