@@ -25,7 +25,7 @@ from a2a_service.core import metrics
 from a2a_service.core.redisconn import redis_client
 from a2a_service.wsgi import application
 from billing.credits import deposit_settle
-from billing.models import Deposit
+from billing.models import Deposit, LedgerEntry
 from catalog.feeds import registry
 from catalog.feeds.registry import FeedPass, FeedSource
 from catalog.feeds.runner import feed_run
@@ -185,6 +185,42 @@ def test_a_refused_proof_is_counted(api):
         resp = api.get("/api/a2a/x402/morning-brief", HTTP_PAYMENT_SIGNATURE="bm90IGEgcHJvb2Y=")
         assert resp.status_code == 402 and resp.json()["error"] == "invalid_payload"
     assert moved.delta == [1]
+
+
+def test_x402_calls_settled_and_given_back_are_counted(api, monkeypatch, django_capture_on_commit_callbacks):
+    """A proof signed by the official client; the facilitator is the test settings' unreachable
+    one (verify fails after the claim: given back), then a made-up one that settles."""
+    from x402.http.utils import decode_payment_required_header
+    from x402.schemas import SettleResponse, VerifyResponse
+
+    from billing.x402.facilitator_client import Settlement, SettleOutcome
+    from tests.test_x402_e2e import signed_header
+
+    publish_brief()
+    required = decode_payment_required_header(api.get("/api/a2a/x402/morning-brief")["PAYMENT-REQUIRED"])
+    samples = [
+        ("a2a_paid_calls_total", {"rail": "x402", "outcome": "refunded"}),
+        ("a2a_paid_calls_total", {"rail": "x402", "outcome": "served"}),
+        ("a2a_money_events_total", {"event": "claim"}),
+        ("a2a_money_events_total", {"event": "release"}),
+        ("a2a_money_events_atomic_total", {"event": "settle"}),
+        ("a2a_x402_settlement_duration_seconds_count", {"outcome": "settled"}),
+    ]
+    with Moves(*samples) as moved, django_capture_on_commit_callbacks(execute=True):
+        header = signed_header(required)
+        assert api.get("/api/a2a/x402/morning-brief", HTTP_PAYMENT_SIGNATURE=header).status_code == 503
+        monkeypatch.setattr(
+            "billing.rails.x402.facilitator_verify", lambda proof: VerifyResponse(is_valid=True, payer=proof.payer)
+        )
+        monkeypatch.setattr(
+            "billing.rails.x402.facilitator_settle",
+            lambda proof: SettleOutcome(
+                Settlement.SETTLED,
+                SettleResponse(success=True, transaction="0x" + "12" * 32, network="eip155:8453", payer=proof.payer),
+            ),
+        )
+        assert api.get("/api/a2a/x402/morning-brief", HTTP_PAYMENT_SIGNATURE=header).status_code == 200
+    assert moved.delta == [1, 1, 2, 1, BRIEF_PRICE, 1]
 
 
 def test_a_deposit_credited_is_counted_with_its_amount(django_capture_on_commit_callbacks):
@@ -395,3 +431,36 @@ def test_every_metric_the_dashboard_and_the_rules_use_is_in_a_scrape(wsgi, setti
     used = referenced_metrics()
     assert len(used) >= 15
     assert sorted(used - exported) == []
+
+
+# --- the credit fast path (in front of Django, PostgreSQL) ----------------------------------------
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_credit_call_served_in_front_of_django_moves_the_same_metrics(settings, caplog):
+    if not settings.REDIS_URL:
+        pytest.skip("the credit fast path needs Redis (CI sets REDIS_URL)")
+    from django.db import connections
+
+    from catalog.services import catalog_seed
+
+    caplog.set_level("INFO", logger="a2a.money")
+    catalog_seed()
+    key, account = funded(1.0)
+    status = "/api/a2a/x402/payments/dual-rail-status"
+    fast = {"route": status, "method": "GET", "status": "200", "layer": "credit_fast"}
+    try:
+        with Moves(
+            ("a2a_money_events_total", {"event": "debit"}),
+            ("a2a_money_events_atomic_total", {"event": "debit"}),
+            ("a2a_paid_calls_total", {"rail": "credits", "outcome": "served"}),
+            ("a2a_http_request_duration_seconds_count", fast),
+        ) as moved:
+            resp = Client(application).get(status, headers={"X-API-Key": key, "X-Request-ID": "fast-1"})
+            assert resp.status_code == 200 and resp.headers["X-Request-ID"] == "fast-1"
+    finally:
+        connections.close_all()
+    entry = LedgerEntry.objects.get(kind=LedgerEntry.Kind.SKU_CALL)
+    assert moved.delta == [1, -entry.amount_atomic, 1, 1]
+    (debit,) = [r for r in caplog.records if getattr(r, "money_event", None) == "debit"]
+    assert (debit.ledger_entry_id, debit.account_id) == (entry.id, account.id)
+    assert debit.amount_atomic == -entry.amount_atomic and debit.request_id == "fast-1"

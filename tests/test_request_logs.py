@@ -113,6 +113,14 @@ def test_json_lines_of_a_request_carry_its_id(api, json_log):
     assert "request_id" not in outside
 
 
+def test_an_unknown_log_format_is_refused_at_start():
+    env = {**os.environ, "LOG_FORMAT": "xml"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import a2a_service.settings.test"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "LOG_FORMAT must be plain or json, not 'xml'" in done.stderr
+
+
 # --- money events, once each with their ids ------------------------------------------------------
 @pytest.mark.django_db
 def test_a_credit_call_logs_one_debit_with_its_ids(api, caplog, django_capture_on_commit_callbacks):

@@ -251,10 +251,13 @@ def _verify(proof: Proof, *, sku: Sku, payment: Payment | None = None) -> None:
     except FacilitatorUnavailable as exc:
         if payment is not None:
             payment_release(payment_id=payment.id)
-        raise ProductUnavailable(
+        unavailable = ProductUnavailable(
             f"{exc}; nothing was charged, the same proof may be sent again",
             extra={"sku": sku.sku, "charged": False},
-        ) from exc
+        )
+        # Our side failed, not the product: a claim given back, or (before any claim) an error.
+        unavailable.paid_call_outcome = "refunded" if payment is not None else "error"
+        raise unavailable from exc
     if not verified.is_valid:
         reason = verified.invalid_reason or "invalid_payment"
         if payment is not None:
