@@ -379,6 +379,27 @@ def test_queue_depth_counts_the_filesystem_brokers_messages(settings, tmp_path):
     assert metrics.celery_queue_depths() == {"celery": 2, "webhooks": 1}
 
 
+def test_buffered_observations_land_in_the_buckets_a_direct_one_would():
+    from prometheus_client import CollectorRegistry, Histogram
+
+    registry = CollectorRegistry()
+    direct = Histogram("direct_seconds", "d", ["k"], buckets=metrics.LATENCY_BUCKETS, registry=registry)
+    buffered_metric = Histogram("buffered_seconds", "b", ["k"], buckets=metrics.LATENCY_BUCKETS, registry=registry)
+    buffered = metrics.BufferedHistogram(buffered_metric, metrics.LATENCY_BUCKETS)
+    amounts = [0.0001, 0.0005, 0.00051, 0.001, 0.3, 29.9, 30.0, 31.0, 1000.0]
+    for amount in amounts:
+        direct.labels("a").observe(amount)
+        buffered.observe(("a",), amount)
+    buffered.flush()
+    buffered.flush()  # nothing twice
+    for le in [*map(str, metrics.LATENCY_BUCKETS), "+Inf"]:
+        assert registry.get_sample_value("buffered_seconds_bucket", {"k": "a", "le": le}) == registry.get_sample_value(
+            "direct_seconds_bucket", {"k": "a", "le": le}
+        ), le
+    assert registry.get_sample_value("buffered_seconds_count", {"k": "a"}) == len(amounts)
+    assert registry.get_sample_value("buffered_seconds_sum", {"k": "a"}) == pytest.approx(sum(amounts))
+
+
 # --- several processes ---------------------------------------------------------------------------
 WRITER = """
 import sys

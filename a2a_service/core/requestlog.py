@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -56,14 +55,8 @@ _context: ContextVar[Context | None] = ContextVar("a2a_request_context", default
 _left_at_finish: ContextVar[Token[Context | None] | None] = ContextVar("a2a_request_context_owned", default=None)
 
 
-# Request ids need to be unique, not secret: drawn from a generator of this process (a system
-# call for randomness costs microseconds on some hosts, every request), reseeded after a fork.
-_ids = random.Random()
-os.register_at_fork(after_in_child=_ids.seed)
-
-
 def request_id_new() -> str:
-    return f"{_ids.getrandbits(96):024x}"
+    return os.urandom(12).hex()
 
 
 def request_id_accept(value: str | None) -> str:
@@ -148,7 +141,7 @@ def observe_request(app: WSGIApp, environ: dict[str, Any], start_response: Calla
     (In front of the fast paths: a few microseconds, one buffered histogram observation.)"""
     started = time.perf_counter()
     sent = environ.get("HTTP_X_REQUEST_ID")
-    rid = sent if sent and _REQUEST_ID.fullmatch(sent) else f"{_ids.getrandbits(96):024x}"
+    rid = sent if sent and _REQUEST_ID.fullmatch(sent) else os.urandom(12).hex()
     environ[ENVIRON_REQUEST_ID] = rid
     token = _context.set(Context(rid))
     status = "500"
