@@ -62,16 +62,21 @@ class Moves:
 
 
 @pytest.fixture
-def wsgi():
-    """The whole WSGI application (fast paths, the metrics endpoint, Django), keeping the test's
-    transaction's connection open across its requests."""
+def keep_connection():
+    """Requests (and scrapes) made in the test keep the test transaction's connection open."""
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
-        yield Client(application)
+        yield
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def wsgi(keep_connection):
+    """The whole WSGI application (fast paths, the metrics endpoint, Django)."""
+    return Client(application)
 
 
 def scrape(wsgi) -> str:
@@ -104,6 +109,20 @@ def test_the_endpoint_is_not_public_without_its_token(wsgi, settings):
         status="200",
         layer="internal",
     ) >= 1
+
+
+def test_serve_metrics_answers_on_its_own_port_and_asks_for_the_token_when_there_is_one(settings, keep_connection):
+    """`manage.py serve_metrics` (a node with Celery workers only) serves the same exposition."""
+    from catalog.management.commands.serve_metrics import metrics_app
+
+    client = Client(metrics_app)
+    settings.METRICS_TOKEN = ""
+    assert client.get("/nothing").status_code == 404
+    resp = client.get("/metrics")
+    assert resp.status_code == 200 and b"a2a_paid_calls_total" in resp.data
+    settings.METRICS_TOKEN = TOKEN
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
 
 
 def test_each_request_is_timed_by_route_status_and_layer(wsgi):
@@ -139,7 +158,9 @@ def test_cache_hits_are_the_fast_layers_answers(wsgi, settings):
     ) as moved:
         for path in ("/api/a2a/news/catalog", "/api/a2a/x402/morning-brief"):
             first = wsgi.get(path)  # Django renders and stores it
-            assert [wsgi.get(path).headers["X-Request-ID"] for _ in range(3)] != [first.headers["X-Request-ID"]] * 3
+            ids = [wsgi.get(path).headers.getlist("X-Request-ID") for _ in range(3)]
+            # Each stored answer carries its own request's id, once (never the renderer's).
+            assert all(len(i) == 1 and i[0] != first.headers["X-Request-ID"] for i in ids), ids
     assert moved.delta == [3, 3]
 
 
@@ -427,6 +448,18 @@ def test_several_processes_add_up_in_one_scrape(tmp_path):
         re.M,
     )
     assert bucket is not None and float(bucket.group(1)) == 2.0
+
+
+def test_make_run_empties_its_metrics_directory_before_starting(tmp_path):
+    from a2a_service.devstack import metrics_dir_fresh
+
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    (folder / "counter_123.db").write_bytes(b"old")
+    (folder / "notes.txt").write_text("not ours")
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(folder)}
+    assert metrics_dir_fresh(env) == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
 
 # --- the dashboard and the alert rules use metrics that exist ------------------------------------
