@@ -45,7 +45,14 @@ export HAPROXY_PATH
 $(HAPROXY_PATH):
 	apt-get update -qq && apt-get install -y -qq haproxy || (sudo apt-get update -qq && sudo apt-get install -y -qq haproxy)
 
-install: $(VENV)/.installed node_modules/.installed $(CHROMIUM_PATH) $(HAPROXY_PATH)
+# promtool, from the distribution's `prometheus` package: the tests check the alert rules in
+# docs/operations/ and run their unit tests with it (tests/test_alert_rules.py). Installed only when missing.
+PROMTOOL ?= /usr/bin/promtool
+export PROMTOOL
+$(PROMTOOL):
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus || (sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends prometheus)
+
+install: $(VENV)/.installed node_modules/.installed $(CHROMIUM_PATH) $(HAPROXY_PATH) $(PROMTOOL)
 
 migrate: install
 	@mkdir -p .run

@@ -14,3 +14,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.production
 app = Celery("a2a_service")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Request ids carried into tasks, task failures counted, the service's logging in workers and beat.
+from a2a_service.core import taskobserve  # noqa: E402, F401

@@ -293,12 +293,24 @@ class Readiness:
             )
 
 
+def metrics_dir_fresh(env: dict[str, str]) -> Path:
+    """Every process of the stack writes its Prometheus samples to one directory
+    (PROMETHEUS_MULTIPROC_DIR, default .run/metrics; a2a_service/core/metrics.py), emptied here
+    before any of them starts: never while one runs, which would lose what it counts."""
+    folder = Path(env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(RUN / "metrics")))
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink()
+    return folder
+
+
 def main() -> int:
     port = os.environ.get("PORT", "8000")
     for folder in ("broker/queue", "broker/processed", "broker/control", "results", "cache"):
         (RUN / folder).mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.setdefault("DJANGO_SETTINGS_MODULE", "a2a_service.settings.local")
+    metrics_dir_fresh(env)
     env.setdefault("FEEDS_MODE", "auto")
     procs: dict[str, subprocess.Popen] = {}
     stopping = False

@@ -14,6 +14,8 @@ django_application = get_wsgi_application()
 from django.conf import settings  # noqa: E402
 
 from a2a_service.core.fastcache import FreeFastPath, request_is_secure  # noqa: E402
+from a2a_service.core.metrics_endpoint import METRICS_PATH, metrics_answer  # noqa: E402
+from a2a_service.core.requestlog import observe_request  # noqa: E402
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
 from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
 
@@ -21,13 +23,24 @@ from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
 class SecureFastPaths(ChallengeFastPath):
     """The fast paths answer without Django's SecurityMiddleware. A plain-http request that
     the middleware would redirect goes to Django (which redirects it or, if exempt, answers
-    it); an https answer of a fast path gets the HSTS header Django would have added."""
+    it); an https answer of a fast path gets the HSTS header Django would have added.
+
+    Every request, whoever answers it, gets its request id and is timed here
+    (a2a_service/core/requestlog.py); the metrics endpoint for Prometheus is answered here too,
+    to its token only (a2a_service/core/metrics_endpoint.py; anything else is Django's 404)."""
 
     def __init__(self, app: Callable, *, django_app: Callable) -> None:
         super().__init__(app)
         self.django_app = django_app
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        return observe_request(self._answer, environ, start_response)
+
+    def _answer(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == METRICS_PATH:
+            answer = metrics_answer(environ, start_response)
+            if answer is not None:
+                return answer
         secure = request_is_secure(environ)
         if not secure and settings.SECURE_SSL_REDIRECT:
             return self.django_app(environ, start_response)

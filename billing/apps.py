@@ -35,6 +35,11 @@ class BillingConfig(AppConfig):
         route_mark_available("credits")
         # Prepaid sessions (sessions_app: packs are products, calls debit the session).
         route_mark_available("sessions")
+        from a2a_service.core.metrics import scrape_collector_register
+        from billing.metrics import billing_metrics
+
+        # Deposits waiting and payments undecided, read from the database when scraped.
+        scrape_collector_register("billing", billing_metrics)
         from billing.models import OwnershipChallenge
         from catalog.feeds.retention import retention_register
 

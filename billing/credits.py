@@ -17,6 +17,7 @@ from eth_account import Account as EthAccount
 from eth_account.messages import defunct_hash_message, encode_defunct
 from eth_typing import HexStr
 
+from a2a_service.core.observe import money_event
 from billing.models import Account, ApiKey, BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
 from billing.tiers import account_tier
 
@@ -258,13 +259,22 @@ def credit_debit(*, account_id: int, amount_atomic: int, sku_id: int | None, ref
             Account.objects.filter(pk=account_id).values_list("credit_balance_atomic", flat=True).first()
         )
         raise InsufficientCredit(current or 0, amount_atomic)
-    LedgerEntry.objects.create(
+    entry = LedgerEntry.objects.create(
         account_id=account_id,
         amount_atomic=-amount_atomic,
         balance_after_atomic=balance,
         kind=LedgerEntry.Kind.SKU_CALL,
         sku_id=sku_id,
         reference=reference[:200],
+    )
+    # Told when the caller's transaction commits: a call whose product failed rolls it back, untold.
+    money_event(
+        "debit",
+        amount_atomic=amount_atomic,
+        account_id=account_id,
+        ledger_entry_id=entry.id,
+        sku_id=sku_id,
+        reference=entry.reference,
     )
     return balance
 
@@ -276,6 +286,16 @@ def credit_call_commit_relax() -> None:
     if connection.vendor == "postgresql" and not settings.CREDIT_DEBIT_SYNC_COMMIT:
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit = off")
+
+
+# The money event a credit of each kind is told as (a deposit and its bonuses are one "deposit"
+# event, told by deposit_settle with the deposit's ids).
+CREDIT_EVENTS: dict[str, str] = {
+    LedgerEntry.Kind.REFUND: "refund",
+    LedgerEntry.Kind.ADJUSTMENT: "adjustment",
+    LedgerEntry.Kind.REORG_REVERSAL: "reversal",
+    LedgerEntry.Kind.BOUNTY_REWARD: "reward",
+}
 
 
 def credit_add(
@@ -307,6 +327,15 @@ def credit_add(
             staff_id=staff_id,
             reason=reason[:300],
         )
+        event = CREDIT_EVENTS.get(kind)
+        if event is not None:
+            money_event(
+                event,
+                amount_atomic=amount_atomic,
+                account_id=account_id,
+                ledger_entry_id=entry.id,
+                reference=entry.reference,
+            )
     return entry
 
 
@@ -344,7 +373,7 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
         # deposit that crosses a threshold earns the new tier's bonus from the next one on.
         tier = account_tier(account.id)
         whale_bonus = tier.bonus_for(deposit.amount_atomic) if tier is not None else 0
-        credit_add(
+        credited = credit_add(
             account_id=account.id,
             amount_atomic=deposit.amount_atomic,
             kind=LedgerEntry.Kind.DEPOSIT,
@@ -374,6 +403,15 @@ def deposit_settle(*, deposit_id: int) -> Deposit:
         deposit.state = Deposit.State.CREDITED
         deposit.credited_at = timezone.now()
         deposit.save(update_fields=["account", "bonus_atomic", "whale_bonus_atomic", "state", "credited_at"])
+        money_event(
+            "deposit",
+            amount_atomic=deposit.amount_atomic,
+            account_id=account.id,
+            deposit_id=deposit.id,
+            ledger_entry_id=credited.id,
+            bonus_atomic=bonus + whale_bonus,
+            tx_hash=deposit.tx_hash,
+        )
         return deposit
 
 

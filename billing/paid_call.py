@@ -42,7 +42,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from a2a_service.core.errors import NotFound, PaymentRequired, ProductUnavailable, RequestValidationError
+from a2a_service.core.errors import (
+    ApiError,
+    NotFound,
+    PaymentRequired,
+    ProductUnavailable,
+    RequestValidationError,
+)
+from a2a_service.core.observe import paid_call_observe
 from billing.rails.base import (
     Answered,
     Content,
@@ -145,6 +152,36 @@ def paid_call(
         else paid_offer(product=product, params=params, base_url=base_url, params_in=params_in)
     )
     rail = FreeRail() if payment is None else payment
+    held = [False]  # whether a payment was held (then a failure gave it back)
+    try:
+        paid = _sell(offer, rail, held)
+    except BaseException as exc:
+        outcome = paid_call_failure(exc, held=held[0])
+        if outcome and rail.rail_name:
+            paid_call_observe(rail=rail.rail_name, outcome=outcome)
+        raise
+    if rail.rail_name:
+        replayed = isinstance(paid.receipt, ReplayReceipt)
+        paid_call_observe(rail=rail.rail_name, outcome="replayed" if replayed else "served")
+    return paid
+
+
+def paid_call_failure(exc: BaseException, *, held: bool) -> str | None:
+    """What a paid call that raised `exc` came to (a2a_service/core/metrics.py PAID_OUTCOMES).
+    An error may say it itself (`paid_call_outcome`: a refused x402 proof, a settlement pending)."""
+    declared: str | None = getattr(exc, "paid_call_outcome", None)
+    if declared:
+        return declared
+    if isinstance(exc, ProductUnavailable):
+        if exc.extra.get("charged"):
+            return "pending"  # paid, kept for the payer to collect with the same proof
+        return "refunded" if held else "unavailable"
+    if isinstance(exc, PaymentRequired) or (isinstance(exc, ApiError) and exc.status_code < 500):
+        return "refused"
+    return "error"
+
+
+def _sell(offer: Offer, rail: Rail, held: list[bool]) -> Paid:
     answered = rail.admit(offer)
     if answered is not None:
         return answered
@@ -155,13 +192,16 @@ def paid_call(
             if not offer.product.pure:
                 raise RuntimeError(f"{offer.name} is not pure: it cannot run before it is paid")
             content = product_run(offer)
-            return Paid(content, rail.hold(offer, content).commit(content))
+            debited = rail.hold(offer, content)
+            held[0] = True
+            return Paid(content, debited.commit(content))
         try:
             hold = rail.hold(offer, None)
         except PaymentRequired:
             # Not enough credit, a used-up session: no payment is asked for nothing.
             product_available(offer)
             raise
+        held[0] = True
         if offer.product.effects and rail.final_before_effects:
             receipt = hold.commit(None)
             return Paid(hold.deliver(lambda: offer.product.run(offer.call)), receipt)

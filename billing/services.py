@@ -6,10 +6,13 @@ workers (a request and the reconciler, say) can never both move the same payment
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from a2a_service.core.money import atomic_from_usdc
+from a2a_service.core.observe import money_event
 from billing.models import BillingSettings, Payment, WhaleTier
 from catalog.models import Sku
 
@@ -56,7 +59,7 @@ def payment_claim(
 ) -> Payment:
     try:
         with transaction.atomic():
-            return Payment.objects.create(
+            payment = Payment.objects.create(
                 sku=sku,
                 resource=resource[:500],
                 payer=payer.lower(),
@@ -71,24 +74,53 @@ def payment_claim(
                 # PositiveBigIntegerField holds (it then simply never expires).
                 valid_before=min(valid_before, 2**63 - 1) if valid_before is not None else None,
             )
+            money_event("claim", amount_atomic=amount_atomic, **_payment_ids(payment))
     except IntegrityError:
         raise ProofAlreadyUsed(f"payment proof {nonce} of {payer} was already used") from None
+    return payment
+
+
+def _payment_ids(payment: Payment) -> dict[str, Any]:
+    return {
+        "payment_id": payment.id,
+        "payer": payment.payer,
+        "nonce": payment.nonce,
+        "sku": payment.sku.sku if payment.sku_id else None,
+    }
+
+
+def _payment_event(event: str, payment_id: int, **more: Any) -> None:
+    """A money event of a payment whose state just changed (read again for its ids)."""
+    payment = Payment.objects.select_related("sku").filter(pk=payment_id).first()
+    if payment is not None:
+        money_event(event, amount_atomic=payment.amount_atomic, **_payment_ids(payment), **more)
 
 
 def payment_release(*, payment_id: int) -> bool:
     """Nothing was settled and nothing served (facilitator unreachable, product failed, the
     broadcast reverted or expired): the claim is withdrawn so the agent may send the same
     proof again. Only a claim that is not settled can be released."""
-    deleted, _ = Payment.objects.filter(
-        pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
-    ).delete()
+    with transaction.atomic():
+        payment = (
+            Payment.objects.select_related("sku")
+            .filter(pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING))
+            .first()
+        )
+        deleted, _ = Payment.objects.filter(
+            pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
+        ).delete()
+        if deleted and payment is not None:
+            money_event("release", amount_atomic=payment.amount_atomic, **_payment_ids(payment))
     return bool(deleted)
 
 
 def payment_fail(*, payment_id: int, error: str) -> None:
-    Payment.objects.filter(pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)).update(
-        state=Payment.State.FAILED, error=error[:500]
-    )
+    with transaction.atomic():
+        failed = Payment.objects.filter(
+            pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
+        ).update(state=Payment.State.FAILED, error=error[:500])
+        if failed:
+            _payment_event("fail", payment_id, error=error[:200])
 
 
 def payment_pending(*, payment_id: int, tx_hash: str, error: str) -> None:
@@ -101,9 +133,12 @@ def payment_pending(*, payment_id: int, tx_hash: str, error: str) -> None:
 
 def payment_settle(*, payment_id: int, tx_hash: str) -> bool:
     """claimed or pending -> settled. False when another worker already moved it."""
-    updated = Payment.objects.filter(
-        pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
-    ).update(state=Payment.State.SETTLED, tx_hash=tx_hash[:66], settled_at=timezone.now(), error="")
+    with transaction.atomic():
+        updated = Payment.objects.filter(
+            pk=payment_id, state__in=(Payment.State.CLAIMED, Payment.State.PENDING)
+        ).update(state=Payment.State.SETTLED, tx_hash=tx_hash[:66], settled_at=timezone.now(), error="")
+        if updated == 1:
+            _payment_event("settle", payment_id, tx_hash=tx_hash[:66])
     return updated == 1
 
 

@@ -6,6 +6,7 @@ import time
 from celery import shared_task
 from django.conf import settings
 
+from a2a_service.core.observe import deposit_scan_observe
 from billing.deposits import deposits_scan
 
 logger = logging.getLogger(__name__)
@@ -23,6 +24,7 @@ def scan_deposits() -> None:
     try:
         result = deposits_scan()
     except Exception as exc:  # RPC down, timeout, bad answer
+        deposit_scan_observe(ok=False)
         text = f"{type(exc).__name__}: {exc}"
         now = time.monotonic()
         if (
@@ -34,6 +36,7 @@ def scan_deposits() -> None:
             )
             _last_failure.update(text=text, at=now)
         return
+    deposit_scan_observe(ok=True)
     if _last_failure:
         logger.info("deposit scan works again")
         _last_failure.clear()

@@ -20,6 +20,12 @@ class CatalogConfig(AppConfig):
         adapters_load()
 
         hit_counter_register(counter_increment)
+        from a2a_service.core.metrics import scrape_collector_register
+
+        from .feeds.metrics import feed_metrics
+
+        # Each source's age since its last success, read from the database when scraped.
+        scrape_collector_register("feeds", feed_metrics)
         # Every registered feed source gets its schedule row (django-celery-beat) once the
         # tables exist; staff edits of existing rows are kept.
         post_migrate.connect(_feeds_schedule, sender=self)

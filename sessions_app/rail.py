@@ -42,6 +42,7 @@ def session_payment(*, token: str, sku: str) -> SessionRail:
 
 
 class SessionRail:
+    rail_name: ClassVar[str] = "session"
     final_before_effects: ClassVar[bool] = False  # the call and the effect commit together
     runs_first: ClassVar[bool] = False
 

@@ -144,8 +144,9 @@ def paid_stack(chain, live_server, settings, transactional_db):
     a2a_service.core.http._session.close()
 
 
-def start_celery_worker(queue: str, **extra_env: str):
-    """A real Celery worker process (solo pool) on the test database, consuming one queue."""
+def start_celery_worker(queue: str, *, log_path=None, loglevel: str = "WARNING", **extra_env: str):
+    """A real Celery worker process (solo pool) on the test database, consuming one queue.
+    log_path: where its output goes (else nowhere)."""
     import os
     import subprocess
     import sys
@@ -171,7 +172,7 @@ def start_celery_worker(queue: str, **extra_env: str):
             "--pool",
             "solo",
             "--loglevel",
-            "WARNING",
+            loglevel,
             "--without-gossip",
             "--without-mingle",
             "--queues",
@@ -179,7 +180,7 @@ def start_celery_worker(queue: str, **extra_env: str):
         ],
         cwd=Path(__file__).resolve().parents[1],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL if log_path is None else open(log_path, "ab"),
+        stderr=subprocess.DEVNULL if log_path is None else subprocess.STDOUT,
         start_new_session=True,
     )

@@ -21,6 +21,7 @@ from standardwebhooks import Webhook
 
 from a2a_service.core.errors import Conflict
 from a2a_service.core.http import TargetRefused, checked_addresses, outbound_request
+from a2a_service.core.observe import webhook_attempt_observe
 from webhooks.events import DEFAULT_EVENT_PRICES, ENTITLED_ONLY_KINDS
 from webhooks.models import (
     DeliveryAttempt,
@@ -444,7 +445,9 @@ def delivery_send(*, delivery: WebhookDelivery) -> str:
             {"state": WebhookDelivery.State.DEAD, "last_error": "subscription disabled"},
             refund=True,
         )
-        return WebhookDelivery.State.DEAD if settled else "superseded"
+        result = WebhookDelivery.State.DEAD if settled else "superseded"
+        webhook_attempt_observe(result=result, seconds=None)
+        return result
     body = json.dumps(
         {
             "type": event.kind,
@@ -515,7 +518,18 @@ def delivery_send(*, delivery: WebhookDelivery) -> str:
             state=WebhookDelivery.State.PENDING, next_attempt_at=timezone.now() + timedelta(seconds=wait)
         )
     if not _settle(delivery, update, refund=refund, disable=disable):
+        webhook_attempt_observe(result="superseded", seconds=latency / 1000)
         return "superseded"
+    state = update["state"]
+    webhook_attempt_observe(
+        result="retry" if state == WebhookDelivery.State.PENDING else state,
+        seconds=latency / 1000,
+        delivered_after=(
+            (update["delivered_at"] - event.created_at).total_seconds()
+            if state == WebhookDelivery.State.DELIVERED
+            else None
+        ),
+    )
     if wait is not None:
         countdown = wait
         transaction.on_commit(lambda: _enqueue_many([delivery.pk], countdown=countdown))

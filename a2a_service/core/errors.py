@@ -53,6 +53,9 @@ class ApiError(Exception):
 
     status_code = 400
     code = "error"
+    # What a paid call that ended in this error came to, when its kind does not say it
+    # (a2a_service/core/metrics.py PAID_OUTCOMES; billing/paid_call.py paid_call_failure).
+    paid_call_outcome: str | None = None
 
     def __init__(
         self, detail: str, *, extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None

@@ -41,6 +41,7 @@ from django.utils import timezone
 from a2a_service.core.background import PerProcess, repeat_every
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import counter_hash, redis_client
+from a2a_service.core.requestlog import ENVIRON_LAYER
 
 logger = logging.getLogger(__name__)
 
@@ -201,8 +202,9 @@ _BYPASS_HEADERS = (
 )
 _MAX_KEY_CHARS = 1024
 # Django's SecurityMiddleware adds HSTS only to https answers: the layer in a2a_service/wsgi.py
-# adds it to the stored answers on the same condition, so it is not stored.
-_NOT_STORED_HEADERS = {"strict-transport-security"}
+# adds it to the stored answers on the same condition, so it is not stored. Nor is the id of the
+# request that rendered it: each answer carries its own (a2a_service/core/requestlog.py).
+_NOT_STORED_HEADERS = {"strict-transport-security", "x-request-id"}
 # The version, then the answer stored under it, in one round trip. (The hit is counted by
 # the process once it is known to be within the client's rate, with the process's copy's hits.)
 FREE_LOOKUP = """
@@ -309,6 +311,7 @@ class FreeFastPath:
             if not _within_rate(environ):
                 return self.app(environ, start_response)  # Django answers 429 with Retry-After
             FREE_LOCAL.count(local[0])
+            environ[ENVIRON_LAYER] = "free_cache"
             start_response("200 OK", local[2])
             return [local[1]]
         generation = FREE_LOCAL.generation()
@@ -328,6 +331,7 @@ class FreeFastPath:
             if not _within_rate(environ):
                 return self.app(environ, start_response)
             FREE_LOCAL.count(answer[0])
+            environ[ENVIRON_LAYER] = "free_cache"
             start_response("200 OK", answer[2])
             return [answer[1]]
         key = head + version.decode() + tail

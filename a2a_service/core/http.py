@@ -14,6 +14,7 @@ wall clock: a watchdog shuts the sockets down when it passes."""
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 import sys
 import threading
@@ -30,6 +31,8 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.util import connection as urllib3_connection
+
+logger = logging.getLogger(__name__)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -268,7 +271,50 @@ def outbound_request(
     """`timeout` bounds each connect and each read; `deadline` (seconds) the whole exchange.
     `public_only` None: on, unless OUTBOUND_ALLOW_PRIVATE_TARGETS or the URL is on the
     operator's facilitator origin. `max_body_bytes`: the body is cut there (a receiver's answer
-    is only excerpted). Raises TargetRefused, DeadlineExceeded or a requests exception."""
+    is only excerpted). Raises TargetRefused, DeadlineExceeded or a requests exception.
+
+    Each call is logged once at INFO (its callers report failures as they see fit) with its
+    method, the URL without its query or credentials (which may carry someone's token), status or
+    error and duration; the record carries the request or task id it was made for
+    (a2a_service/core/requestlog.py)."""
+    started = time.perf_counter()
+    parts = urlparse(url)
+    where = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+    try:
+        resp = _outbound(
+            method,
+            url,
+            timeout=timeout,
+            public_only=public_only,
+            deadline=deadline,
+            max_body_bytes=max_body_bytes,
+            **kwargs,
+        )
+    except Exception as exc:
+        logger.info(
+            "outbound %s %s failed after %.0f ms: %s",
+            method,
+            where,
+            (time.perf_counter() - started) * 1000,
+            f"{type(exc).__name__}: {exc}"[:300],
+        )
+        raise
+    logger.info(
+        "outbound %s %s %s in %.0f ms", method, where, resp.status_code, (time.perf_counter() - started) * 1000
+    )
+    return resp
+
+
+def _outbound(
+    method: str,
+    url: str,
+    *,
+    timeout: float | None,
+    public_only: bool | None,
+    deadline: float | None,
+    max_body_bytes: int | None,
+    **kwargs: Any,
+) -> requests.Response:
     if public_only is None:
         public_only = not (settings.OUTBOUND_ALLOW_PRIVATE_TARGETS or _operator_origin(url))
     if public_only and "proxies" in kwargs:

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request id (X-Request-ID) and the request's timing (a2a_service/core/requestlog.py).
+    "a2a_service.core.requestlog.RequestObserveMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -141,6 +143,7 @@ CORS_ALLOW_HEADERS = [
     "idempotency-key",
     "payment-signature",
     "x-payment",
+    "x-request-id",
 ]
 CORS_EXPOSE_HEADERS = [
     "payment-required",
@@ -149,6 +152,7 @@ CORS_EXPOSE_HEADERS = [
     "x-credit-charged",
     "x-credit-balance",
     "retry-after",
+    "x-request-id",
 ]
 
 # --- DRF ------------------------------------------------------------------------
@@ -516,6 +520,8 @@ WEBHOOK_RETRY_SCALE = env.float("WEBHOOK_RETRY_SCALE", default=1.0)
 # Deliveries run on workers of their own (`celery worker --queues webhooks`; `make run` starts
 # one), so slow receivers never hold the workers that credit deposits.
 WEBHOOK_DELIVERY_QUEUE = env("WEBHOOK_DELIVERY_QUEUE", default="webhooks")
+# The Celery queues whose depth /internal/metrics reports (a2a_celery_queue_depth).
+METRICS_CELERY_QUEUES = env.list("METRICS_CELERY_QUEUES", default=["celery", WEBHOOK_DELIVERY_QUEUE])
 # At most this many attempts to one subscription at a time; a delivery over the cap waits
 # (deferred by WEBHOOK_DEFER_SECONDS, not lost), so one slow receiver cannot take every worker.
 WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION", default=2)
@@ -636,13 +642,35 @@ CATALOG_LIMIT_MAX = 200
 # (granian and Celery add none to these loggers). Django's defaults put a second console
 # handler on the "django" logger (active with DEBUG), which doubled every django.request
 # line; "handlers": [] replaces it (and the unused mail_admins one).
+# LOG_FORMAT: plain (a line of text) or json (one JSON object per line: time, level, logger,
+# message, request_id, and a money event's ids; python-json-logger). Every record carries the
+# id of the request or task it belongs to (a2a_service/core/requestlog.py). Outbound HTTP calls
+# are logged at INFO by a2a_service.core.http (LOG_OUTBOUND_LEVEL=WARNING: failures only).
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {
+            "()": "a2a_service.core.requestlog.PlainFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+        },
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "filters": {
+        "request_id": {"()": "a2a_service.core.requestlog.RequestIdFilter"},
         "expected_503": {"()": "a2a_service.core.errors.SkipExpectedUnavailable"},
         "expected_4xx": {"()": "a2a_service.core.errors.ExpectedClientErrorsAtInfo"},
     },
@@ -652,9 +680,16 @@ LOGGING = {
         "django.request": {"filters": ["expected_503", "expected_4xx"]},
         # The MCP SDK logs each stateless request's session start and end at INFO (agents/mcp/).
         "mcp": {"level": "WARNING"},
+        "a2a_service.core.http": {"level": env("LOG_OUTBOUND_LEVEL", default="INFO")},
     },
 }
 
+# --- metrics (a2a_service/core/metrics.py; docs/operations/) -------------------------------------
+# GET /internal/metrics answers the Prometheus exposition only to `Authorization: Bearer
+# <METRICS_TOKEN>`; unset (the default), or any other request, gets the 404 of an unknown path.
+# Several processes per node: set PROMETHEUS_MULTIPROC_DIR (an environment variable read by
+# prometheus_client itself) to one directory shared by the node's web and Celery processes.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 # --- operations (logging, admin) ---------------------------------------------------------------
 # A failure that repeats on every request (Redis or the cache down) is logged with its traceback
 # at most once per this many seconds per kind and process; the next record counts the rest.

@@ -95,6 +95,7 @@ class ManagedCallRail:
     covers it, else a credit debit (the credit rail). Both happen inside the credit rail's
     transaction, so a failed product uses neither."""
 
+    rail_name: ClassVar[str] = "mcp_managed"
     final_before_effects: ClassVar[bool] = False
     runs_first: ClassVar[bool] = False
 

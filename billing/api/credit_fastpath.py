@@ -47,8 +47,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from a2a_service.core.errors import ApiError, rate_limited_body
+from a2a_service.core.observe import money_event, paid_call_observe
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
+from a2a_service.core.requestlog import ENVIRON_LAYER
 from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
 from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
 from billing.paid_call import Content, CreditReceipt, Offer, Paid, Receipt, paid_call, paid_offer
@@ -116,10 +118,10 @@ INSERT INTO billing_ledgerentry
     (account_id, amount_atomic, balance_after_atomic, kind, reference, sku_id, reason, created_at)
 SELECT %(account)s, -debit.price, debit.balance, 'sku_call', %(reference)s, debit.sku_id, '', now()
   FROM debit, commit_mode
-RETURNING -amount_atomic, balance_after_atomic
+RETURNING -amount_atomic, balance_after_atomic, id
 """
 LEDGER_ROW_SQL = """
-SELECT -amount_atomic, balance_after_atomic FROM billing_ledgerentry
+SELECT -amount_atomic, balance_after_atomic, id FROM billing_ledgerentry
  WHERE account_id = %(account)s AND reference = %(reference)s
 """
 KEY_SQL = """
@@ -259,6 +261,7 @@ class CreditFastPath:
         try:
             answer = self._serve(environ, route)
         except ChargeUnconfirmed as exc:
+            paid_call_observe(rail="credits", outcome="error")
             answer = _json_answer(
                 "503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()]
             )
@@ -285,6 +288,7 @@ class CreditFastPath:
         if answer is None:
             return self.app(environ, start_response)
         status, headers, body = answer
+        environ[ENVIRON_LAYER] = "credit_fast"
         start_response(status, headers)
         return [body]
 
@@ -327,6 +331,7 @@ class CreditFastPath:
             return None
         receipt = paid.receipt
         assert isinstance(receipt, CreditReceipt)
+        paid_call_observe(rail="credits", outcome="served")
         headers = [
             *STATIC_HEADERS,
             ("Allow", route.allow),
@@ -347,6 +352,9 @@ class FastCreditRail:
 
     final_before_effects: ClassVar[bool] = False
     runs_first: ClassVar[bool] = True
+    # Not counted by paid_call: a failure here is Django's to answer (and count); the fast path
+    # counts what it answers itself.
+    rail_name: ClassVar[str] = ""
 
     def __init__(
         self, *, conn: Any, holder: KeyHolder, path: str, render: Callable[[Content], bytes]
@@ -439,8 +447,8 @@ class ChargeUnconfirmed(ApiError):
 
 
 def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, int] | None:
-    """(charged, balance after) if the debit committed; None if it was refused or it is
-    certain that it did not commit."""
+    """(charged, balance after) if the debit committed (told as a money event); None if it was
+    refused or it is certain that it did not commit."""
     raw = _raw(conn)
     if raw is None:
         return None
@@ -467,10 +475,22 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
         except Exception as exc:
             # Falling back to Django could charge the call a second time: answer 503.
             raise ChargeUnconfirmed(params["reference"]) from exc
-    return None if row is None else (int(row[0]), int(row[1]))
+    if row is None:
+        return None
+    charged, balance, entry = int(row[0]), int(row[1]), int(row[2])
+    money_event(
+        "debit",
+        amount_atomic=charged,
+        after_commit=False,  # the statement committed on its own
+        account_id=holder.account_id,
+        ledger_entry_id=entry,
+        sku=sku,
+        reference=params["reference"],
+    )
+    return charged, balance
 
 
-def debit_execute(raw: psycopg.Connection, params: dict[str, Any]) -> tuple[int, int] | None:
+def debit_execute(raw: psycopg.Connection, params: dict[str, Any]) -> tuple[int, int, int] | None:
     """Run the debit statement (a seam for tests that break the connection mid-debit)."""
     with psycopg.Cursor(raw) as cur:
         return cur.execute(DEBIT_SQL, params, prepare=True).fetchone()

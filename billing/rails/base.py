@@ -108,6 +108,9 @@ class Hold(Protocol):
 
 
 class Rail(Protocol):
+    # Its label in the paid-call metrics (a2a_service/core/metrics.py RAILS); "" for a rail
+    # whose caller counts its calls itself (the credit fast path).
+    rail_name: ClassVar[str]
     # A product with effects runs only after the payment is final (commit, then deliver).
     final_before_effects: ClassVar[bool]
     # A pure product runs before the hold (the hold is final on its own; see the module doc).

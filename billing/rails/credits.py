@@ -39,6 +39,7 @@ def credit_headers(charged_atomic: int, balance_atomic: int) -> dict[str, str]:
 
 
 class CreditRail:
+    rail_name: ClassVar[str] = "credits"
     final_before_effects: ClassVar[bool] = False  # the debit and the effect commit together
     runs_first: ClassVar[bool] = False
 

@@ -12,6 +12,7 @@ from billing.rails.base import Content, FreeReceipt, Offer, Paid, Receipt
 
 
 class FreeRail:
+    rail_name: ClassVar[str] = "free"
     final_before_effects: ClassVar[bool] = False
     runs_first: ClassVar[bool] = False
 

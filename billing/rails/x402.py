@@ -18,6 +18,7 @@ The order, and why:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import ClassVar
 from urllib.parse import urlencode, urlsplit
@@ -28,6 +29,7 @@ from x402.schemas import PaymentPayload, SettleResponse
 from x402.schemas.v1 import PaymentPayloadV1
 
 from a2a_service.core.errors import ApiError, ProductUnavailable
+from a2a_service.core.observe import paid_call_observe, settlement_observe
 from billing.models import Payment
 from billing.rails.base import Answered, Content, Offer, Paid, Receipt, X402Receipt
 from billing.services import (
@@ -44,6 +46,7 @@ from billing.x402.facilitator_client import (
     FACILITATOR_UNREACHABLE,
     FacilitatorUnavailable,
     Settlement,
+    SettleOutcome,
     facilitator_settle,
     facilitator_verify,
 )
@@ -64,6 +67,7 @@ class SettlementPending(ApiError):
 
     status_code = 202
     code = "settlement_pending"
+    paid_call_outcome = "pending"
 
 
 SETTLEMENT_STATUS_PATH = "/api/a2a/x402/settlement"
@@ -152,6 +156,7 @@ def x402_payment(*, payload: PaymentPayload | PaymentPayloadV1, offer: Offer, re
         proof = proof_check(payload, challenge, check_window=paid is None)
     except PaymentRejected as exc:
         exc.challenge = challenge
+        paid_call_observe(rail="x402", outcome="refused")  # refused before paid_call
         raise
     return X402Rail(proof=proof, challenge=challenge)
 
@@ -159,6 +164,7 @@ def x402_payment(*, payload: PaymentPayload | PaymentPayloadV1, offer: Offer, re
 class X402Rail:
     """A checked proof (billing.x402.proof.proof_check) for the challenge it answers."""
 
+    rail_name: ClassVar[str] = "x402"
     final_before_effects: ClassVar[bool] = True
     runs_first: ClassVar[bool] = False
 
@@ -265,7 +271,10 @@ def _verify(proof: Proof, *, sku: Sku, payment: Payment | None = None) -> None:
     except FacilitatorUnavailable as exc:
         if payment is not None:
             payment_release(payment_id=payment.id)
-        raise _unreachable(f"{exc}; nothing was charged, the same proof may be sent again", sku) from exc
+        unreachable = _unreachable(f"{exc}; nothing was charged, the same proof may be sent again", sku)
+        # Our side failed, not the product: a claim given back, or (before any claim) an error.
+        unreachable.paid_call_outcome = "refunded" if payment is not None else "error"
+        raise unreachable from exc
     if not verified.is_valid:
         reason = verified.invalid_reason or "invalid_payment"
         if payment is not None:
@@ -287,7 +296,9 @@ def _unreachable(detail: str, sku: Sku) -> PaymentUnreachable:
 
 
 def _settle(payment: Payment, proof: Proof) -> SettleResponse:
+    started = time.perf_counter()
     outcome = facilitator_settle(proof)
+    settlement_observe(outcome=_settlement_label(outcome), seconds=time.perf_counter() - started)
     if outcome.state is Settlement.SETTLED:
         payment_settle(payment_id=payment.id, tx_hash=outcome.tx_hash)
         return outcome.response
@@ -297,15 +308,25 @@ def _settle(payment: Payment, proof: Proof) -> SettleResponse:
         raise _pending(payment)
     if outcome.reason == FACILITATOR_UNREACHABLE:
         payment_release(payment_id=payment.id)
-        raise _unreachable(
+        unreachable = _unreachable(
             f"the payment could not be settled: {outcome.message}; nothing was charged, the same proof may be "
             "sent again",
             payment.sku,
         )
+        unreachable.paid_call_outcome = "refunded"  # the claim was given back
+        raise unreachable
     payment_fail(payment_id=payment.id, error=f"settle: {outcome.reason} {outcome.message}")
     raise PaymentRejected(
         outcome.reason or "settlement_failed", outcome.message or "the payment could not be settled"
     )
+
+
+def _settlement_label(outcome: SettleOutcome) -> str:
+    if outcome.state is Settlement.SETTLED:
+        return "settled"
+    if outcome.state is Settlement.PENDING:
+        return "pending"
+    return "unreachable" if outcome.reason == "facilitator_unreachable" else "failed"
 
 
 def _deliver(payment: Payment, run: Callable[[], Content]) -> Content:

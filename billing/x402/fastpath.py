@@ -37,6 +37,7 @@ from redis.commands.core import Script
 from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import counter_hash, redis_client
+from a2a_service.core.requestlog import ENVIRON_LAYER
 from catalog.availability import AVAILABILITY_HASH, AVAILABLE
 
 logger = logging.getLogger(__name__)
@@ -179,6 +180,7 @@ class ChallengeFastPath:
         local = LOCAL.get(key)
         if local is not None:
             LOCAL.count(local[0])
+            environ[ENVIRON_LAYER] = "challenge_cache"
             start_response("402 Payment Required", local[2])
             return [local[1]]
         generation = LOCAL.generation()
@@ -194,5 +196,6 @@ class ChallengeFastPath:
         if remaining <= 0:  # past its expiry by our clock (Redis's lags): Django answers it
             return self.app(environ, start_response)
         LOCAL.put(key, decoded, generation, ttl=remaining)
+        environ[ENVIRON_LAYER] = "challenge_cache"
         start_response("402 Payment Required", decoded[2])
         return [decoded[1]]

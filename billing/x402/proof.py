@@ -28,6 +28,7 @@ from x402.mechanisms.evm.verify import verify_eoa_signature
 from x402.schemas import PaymentPayload, PaymentRequirements
 from x402.schemas.v1 import PaymentPayloadV1, PaymentRequirementsV1
 
+from a2a_service.core.observe import paid_call_observe
 from a2a_service.core.parsers import JsonTooDeep, json_loads_bounded
 from billing.x402.challenge import Challenge
 
@@ -47,6 +48,9 @@ class PaymentRejected(Exception):
     """An x402 payment refused with a facilitator-style reason. The x402 route answers it
     with 402 and its payment requirements: `challenge` when the refusal was checked against
     one other than the route's (a proof that already paid, checked against what it paid)."""
+
+    # What the paid call came to (billing/paid_call.py counts it by this).
+    paid_call_outcome = "refused"
 
     def __init__(self, reason: str, message: str, *, challenge: Challenge | None = None):
         super().__init__(message)
@@ -75,7 +79,16 @@ def proof_header(request: Request) -> str | None:
 def proof_decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
     """The payload of a payment header. Bounded before any decoding: a header longer than
     PAYMENT_HEADER_MAX_BYTES, or JSON nested deeper than API_JSON_MAX_DEPTH, is refused as
-    invalid_payload (a deep one would otherwise recurse in the JSON decoder)."""
+    invalid_payload (a deep one would otherwise recurse in the JSON decoder). A refusal is a
+    refused x402 call (counted here: it never reaches paid_call)."""
+    try:
+        return _decode(raw)
+    except PaymentRejected:
+        paid_call_observe(rail="x402", outcome="refused")
+        raise
+
+
+def _decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
     limit = settings.PAYMENT_HEADER_MAX_BYTES
     if len(raw) > limit:
         raise PaymentRejected(INVALID_PAYLOAD, f"the payment header is longer than {limit} bytes")
