@@ -41,6 +41,17 @@ def _fresh_redis_keys(settings):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _no_request_context():
+    """Each test starts outside any request: a test-client request whose answer was never closed
+    (the client re-raised the view's exception) leaves its request id in this thread's context."""
+    from a2a_service.core import requestlog
+
+    requestlog._request_finished()
+    requestlog._context.set(None)
+    yield
+
+
 @pytest.fixture
 def api() -> APIClient:
     return APIClient()

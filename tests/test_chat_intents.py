@@ -407,8 +407,9 @@ def test_the_model_may_reword_the_reply_but_never_add_a_number(api, model, setti
     assert sent["json"]["model"] == "tiny" and sent["json"]["temperature"] == 0
     facts = json.loads(sent["json"]["messages"][1]["content"])
     assert facts["question"] == "grants for AI agents" and facts["facts"] == body["teaser"]
-    # A number the deterministic reply does not carry: the deterministic reply.
-    model("Five grant programs are open, 42 of them for agents.")
+    # A number the deterministic reply does not carry: the deterministic reply. (Not a number a
+    # timestamp in the facts could hold, such as a minute: "42" was one at 03:42.)
+    model("Five grant programs are open, 777.77 USDC for agents.")
     assert chat(api, "grants for AI agents").json()["reply"] == plain
     # An error status, or nobody listening: the deterministic reply.
     model("whatever", status=500)
