@@ -24,7 +24,7 @@ from a2a_service.core.fastcache import (
     FreeFastPath,
     free_documents_forget,
 )
-from a2a_service.core.redisconn import redis_client
+from a2a_service.core.redisconn import channel, redis_client
 from a2a_service.urls import CACHEABLE_ROUTES
 from a2a_service.wsgi import application, django_application
 from billing.models import BillingSettings, WhaleTier
@@ -250,7 +250,7 @@ def test_an_invalidation_from_another_process_clears_this_processs_copy(wsgi):
     assert FREE_LOCAL._data
     generation = FREE_LOCAL.generation()
     redis_client().incr(FREE_VERSION_KEY)  # what another process's free_documents_forget() does
-    redis_client().publish(FREE_CHANNEL, b"forget")
+    redis_client().publish(channel(FREE_CHANNEL), b"forget")
     deadline = time.monotonic() + 5
     while FREE_LOCAL.generation() == generation and time.monotonic() < deadline:
         time.sleep(0.01)

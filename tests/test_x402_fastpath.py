@@ -13,7 +13,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 from werkzeug.test import Client
 
-from a2a_service.core.redisconn import redis_client
+from a2a_service.core.redisconn import channel, redis_client
 from a2a_service.wsgi import application
 from billing.x402.fastpath import CHANNEL, LOCAL
 from catalog.counters import counters_pending
@@ -78,7 +78,7 @@ def test_an_invalidation_from_another_process_clears_this_processs_copy(wsgi):
     wsgi.get(BRIEF)
     key = next(k for k in LOCAL._data)
     generation = LOCAL.generation()
-    redis_client().publish(CHANNEL, b"forget")  # what another process's challenges_forget() sends
+    redis_client().publish(channel(CHANNEL), b"forget")  # what another process's challenges_forget() sends
     deadline = time.monotonic() + 5
     while LOCAL.generation() == generation and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -40,7 +40,7 @@ from django.utils import timezone
 
 from a2a_service.core.background import PerProcess, repeat_every
 from a2a_service.core.ratelog import log_throttled
-from a2a_service.core.redisconn import counter_hash, redis_client
+from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
 
 logger = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ class PushInvalidatedCopy:
                 if client is None:
                     return
                 pubsub = client.pubsub(ignore_subscribe_messages=False)
-                pubsub.subscribe(self.channel)
+                pubsub.subscribe(channel(self.channel))
                 for message in pubsub.listen():
                     if message["type"] == "subscribe":
                         # (Re)subscribed: whatever was missed meanwhile is forgotten.
@@ -247,7 +247,7 @@ def free_documents_forget() -> None:
         return
     try:
         client.incr(FREE_VERSION_KEY)
-        client.publish(FREE_CHANNEL, b"forget")
+        client.publish(channel(FREE_CHANNEL), b"forget")
     except Exception:
         # Redis is unreachable: so is every process's copy (the subscribers lost their
         # channel and stopped using it), and stored documents expire within FREE_TTL_SECONDS.

@@ -23,5 +23,14 @@ def redis_client() -> redis.Redis | None:
     return _redis(settings.REDIS_URL) if settings.REDIS_URL else None
 
 
+def channel(name: str) -> str:
+    """A pub/sub channel of this deployment. Channels are not scoped by Redis database (keys
+    are): services sharing one Redis server on different databases (the test suite's workers,
+    a staging deployment) must not hear each other's invalidations."""
+    client = redis_client()
+    db = client.connection_pool.connection_kwargs.get("db", 0) if client is not None else 0
+    return f"{name}:db{db}"
+
+
 def counter_hash(day: date) -> str:
     return f"{COUNTER_HASH_PREFIX}{day.isoformat()}"

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
-from .base import *  # noqa: F403
-from .base import REDIS_URL, env
+import os
+import re
+
+# pytest-xdist runs the suite in several worker processes: each gets its own test database from
+# pytest-django, and here its own Redis database next to the one REDIS_URL names (the suite
+# clears and counts keys in Redis). Set in the environment before the base settings read it, so
+# the processes a test starts (Celery workers, web servers) inherit the same database, and only
+# once (those processes carry PYTEST_XDIST_WORKER too).
+_worker = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
+_redis = re.fullmatch(r"(redis://[^/]*)(?:/(\d+))?", os.environ.get("REDIS_URL", ""))
+if _worker and _redis and not os.environ.get("A2A_TEST_REDIS_PER_WORKER"):
+    os.environ["REDIS_URL"] = f"{_redis.group(1)}/{int(_redis.group(2) or 0) + 1 + int(_worker.group(1))}"
+    os.environ["A2A_TEST_REDIS_PER_WORKER"] = "1"
+
+from .base import *  # noqa: E402, F403
+from .base import REDIS_URL, env  # noqa: E402
 
 SECRET_KEY = "test-only-not-a-secret"
 DEBUG = False

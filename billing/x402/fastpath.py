@@ -36,7 +36,7 @@ from redis.commands.core import Script
 
 from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
 from a2a_service.core.ratelog import log_throttled
-from a2a_service.core.redisconn import counter_hash, redis_client
+from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
 from catalog.availability import AVAILABILITY_HASH, AVAILABLE
 
@@ -131,7 +131,7 @@ def challenges_forget() -> None:
         keys = list(client.scan_iter(match=f"{PREFIX}*:*", count=500))
         for i in range(0, len(keys), 500):
             client.delete(*keys[i : i + 500])
-        client.publish(CHANNEL, b"forget")
+        client.publish(channel(CHANNEL), b"forget")
     except Exception:
         # Redis is unreachable: so is every process's copy (the subscribers lost their
         # channel and stopped using it), and stored keys expire within TTL_SECONDS.
