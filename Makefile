@@ -83,8 +83,12 @@ check-migrations: install
 typecheck: install
 	$(PY) -m mypy
 
+# The suite runs in TEST_WORKERS pytest-xdist processes (each its own test database and Redis
+# database); one more worker than this machine's two cores keeps them busy while tests wait on
+# the servers and workers they start. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 3
 test: lint lint-imports check-migrations typecheck
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 demo: install
 	$(PY) -m agents.demo_agent
