@@ -7,10 +7,15 @@ from rest_framework.test import APIClient
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    """Seed the catalog once per test database; tests roll back their own changes."""
+    """Empty and seed the catalog once per test database; tests roll back their own changes.
+    The database is reused between runs (--reuse-db): a run killed in the middle of a
+    transactional test leaves its committed rows, which must not reach the next run."""
+    from django.core.management import call_command
+
     from catalog.services import catalog_seed
 
     with django_db_blocker.unblock():
+        call_command("flush", interactive=False, verbosity=0)
         catalog_seed()
 
 
@@ -88,6 +93,34 @@ def pytest_runtest_call(item):
         outcome.force_exception(
             AssertionError(f"balances differ from their ledger sums (account, balance, sum): {mismatches}")
         )
+
+
+_LEAK_PROBE: list = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After every test, on PostgreSQL: no account is left committed in the test database (a
+    thread or process that outlived its test, or a write outside the test's transaction, leaks
+    rows into the tests that run after it on the same worker, far from the cause)."""
+    yield
+    if connection.vendor != "postgresql" or not (
+        _DB_FIXTURES & set(item.fixturenames) or item.get_closest_marker("django_db")
+    ):
+        return
+    import psycopg
+
+    db = connection.settings_dict
+    if not _LEAK_PROBE or _LEAK_PROBE[0][0] != db["NAME"]:
+        raw = psycopg.connect(
+            host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=True
+        )
+        _LEAK_PROBE[:] = [(db["NAME"], raw)]
+    raw = _LEAK_PROBE[0][1]
+    left = raw.execute("SELECT count(*) FROM billing_account").fetchone()[0]
+    if left:
+        raw.execute("TRUNCATE billing_account CASCADE")  # one report, not every later test
+        pytest.fail(f"{item.nodeid} left {left} account(s) committed in the test database", pytrace=False)
 
 
 def is_postgres() -> bool:
