@@ -98,12 +98,12 @@ def pytest_runtest_call(item):
 _LEAK_PROBE: list = []
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     """After every test, on PostgreSQL: no account is left committed in the test database (a
     thread or process that outlived its test, or a write outside the test's transaction, leaks
-    rows into the tests that run after it on the same worker, far from the cause)."""
-    yield
+    rows into the tests that run after it on the same worker, far from the cause). Runs after
+    the test's own teardown (trylast), so a transactional test has been flushed already."""
     if connection.vendor != "postgresql" or not (
         _DB_FIXTURES & set(item.fixturenames) or item.get_closest_marker("django_db")
     ):
@@ -111,16 +111,30 @@ def pytest_runtest_teardown(item, nextitem):
     import psycopg
 
     db = connection.settings_dict
-    if not _LEAK_PROBE or _LEAK_PROBE[0][0] != db["NAME"]:
-        raw = psycopg.connect(
-            host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=True
-        )
-        _LEAK_PROBE[:] = [(db["NAME"], raw)]
+
+    def count() -> int:
+        if not _LEAK_PROBE or _LEAK_PROBE[0][0] != db["NAME"] or _LEAK_PROBE[0][1].closed:
+            raw = psycopg.connect(
+                host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=True
+            )
+            _LEAK_PROBE[:] = [(db["NAME"], raw)]
+        return int(_LEAK_PROBE[0][1].execute("SELECT count(*) FROM billing_account").fetchone()[0])
+
+    try:
+        left = count()
+    except psycopg.OperationalError:  # a test that cuts the database's connections cut this one
+        _LEAK_PROBE.clear()
+        left = count()
     raw = _LEAK_PROBE[0][1]
-    left = raw.execute("SELECT count(*) FROM billing_account").fetchone()[0]
     if left:
         raw.execute("TRUNCATE billing_account CASCADE")  # one report, not every later test
         pytest.fail(f"{item.nodeid} left {left} account(s) committed in the test database", pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for _name, raw in _LEAK_PROBE:
+        raw.close()  # a connection left open would keep the test database from being dropped
+    _LEAK_PROBE.clear()
 
 
 def is_postgres() -> bool:
@@ -186,6 +200,26 @@ def paid_stack(chain, live_server, settings, transactional_db):
     import a2a_service.core.http
 
     a2a_service.core.http._session.close()
+
+
+def stop_process(proc, *, grace: float = 20) -> None:
+    """Stop a process started in its own session (a Celery worker, a server): SIGTERM to its
+    group, then SIGKILL if it is still there after `grace` seconds. A worker that outlived its
+    test (a warm shutdown slower than the wait on a loaded machine) would consume the next
+    test's tasks."""
+    import os
+    import signal
+    import subprocess
+
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=grace)
 
 
 def start_celery_worker(queue: str, *, log_path=None, loglevel: str = "WARNING", **extra_env: str):

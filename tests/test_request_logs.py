@@ -275,7 +275,7 @@ def test_a_request_its_task_on_a_real_worker_and_the_outbound_call_share_one_id(
     task and its outbound POST to the receiver with the same id."""
     if not settings.REDIS_URL:
         pytest.skip("needs Redis as the broker (CI sets REDIS_URL)")
-    from tests.conftest import start_celery_worker
+    from tests.conftest import start_celery_worker, stop_process
 
     queue = "request-id-test"
     settings.WEBHOOK_DELIVERY_QUEUE = queue
@@ -302,8 +302,7 @@ def test_a_request_its_task_on_a_real_worker_and_the_outbound_call_share_one_id(
         assert receiver.received, log.read_text()
         time.sleep(1)  # the worker logs the attempt after the receiver answered
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        stop_process(worker)
     mine = [line for line in json_log() if line.get("request_id") == "follow-me-2"]
     assert any(line["message"].startswith("queued task webhooks.tasks.deliver") for line in mine), mine
     # Log records are JSON lines (the worker's banner and Python's warnings are printed as text).
