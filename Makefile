@@ -91,13 +91,13 @@ test: lint lint-imports check-migrations typecheck
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 demo: install
-	$(PY) -m agents.demo_agent
-	$(PY) -m agents.demo_credits
-	$(PY) -m agents.demo_sessions
-	$(PY) -m agents.demo_signals
-	$(PY) -m agents.demo_delegation
-	$(PY) -m agents.demo_a2a
-	$(PY) -m agents.demo_mcp
+	$(PY) -m a2a_service.scripts.demos.agent
+	$(PY) -m a2a_service.scripts.demos.credits
+	$(PY) -m a2a_service.scripts.demos.sessions
+	$(PY) -m a2a_service.scripts.demos.signals
+	$(PY) -m a2a_service.scripts.demos.delegation
+	$(PY) -m a2a_service.scripts.demos.a2a
+	$(PY) -m a2a_service.scripts.demos.mcp
 
 contracts: install
 	node billing/chain/compile.js

@@ -23,7 +23,7 @@ def test_the_demos_reuse_their_account_and_key_across_runs(live_server, settings
     """A second `make demo` within ten minutes failed with 429: its four parts each registered
     the same wallet (a challenge each), and the limit is five per wallet and window. Now one
     registration per stack database, kept in .run/, reused by every part and every run."""
-    from agents.demo_credits import account_key
+    from a2a_service.scripts.demos.credits import account_key
 
     settings.OWNERSHIP_CHALLENGES_PER_WALLET = 1  # tighter than the real 5: one challenge must do
     wallet = EthAccount.create()
