@@ -66,7 +66,7 @@ seed: migrate
 run: seed
 	$(PY) manage.py seed_local_sample
 	$(PY) manage.py collectstatic --noinput -v 0
-	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-a2a_service.settings.local} $(PY) -m a2a_service.devstack
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-a2a_service.settings.local} $(PY) -m a2a_service.scripts.devstack
 
 lint: install
 	$(PY) -m ruff check .

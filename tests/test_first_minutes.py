@@ -49,7 +49,7 @@ def test_make_run_says_ready_only_when_the_first_data_is_in(live_server, capsys)
     """`make run` said "local stack up" a minute before the first passes were in. Its
     supervisor now asks program/health and says "ready" (with the seconds it took) once this
     start's passes ended, its worker beat and warming_up is empty, and only once."""
-    from a2a_service.devstack import Readiness
+    from a2a_service.scripts.devstack import Readiness
 
     readiness = Readiness(live_server.url)
 
@@ -78,7 +78,7 @@ def test_make_run_says_ready_only_when_the_first_data_is_in(live_server, capsys)
 
 
 def test_the_ready_line_says_what_is_not_ok():
-    from a2a_service.devstack import ready_line
+    from a2a_service.scripts.devstack import ready_line
 
     health = {
         "status": "degraded",
