@@ -104,7 +104,7 @@ contracts: install
 
 bench: install
 	@command -v wrk >/dev/null && command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk redis-server) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk redis-server)
-	$(PY) -m a2a_service.bench
+	$(PY) -m a2a_service.scripts.bench
 
 # Load and faults on a stack of its own (PostgreSQL cluster, Redis, anvil, granian, workers, beat),
 # loopback only; CHAOS_ARGS="--quick" (8 agents, 1 minute) while developing. Not part of `make test`.
