@@ -72,7 +72,8 @@ lint: install
 	$(PY) -m ruff check .
 
 # Layer contracts (import-linter, configured in pyproject.toml [tool.importlinter]): apps import only
-# downward (agents > sessions_app | webhooks > billing > catalog > a2a_service.core), no cycles.
+# downward (agents > sessions_app | webhooks > billing > catalog > a2a_service.core), no cycles;
+# the scripts (a2a_service.scripts) are the top: nothing the service runs imports them.
 lint-imports: install
 	$(VENV)/bin/lint-imports
 
