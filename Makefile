@@ -6,11 +6,11 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test install migrate seed lint lint-imports check-migrations typecheck bench chaos demo contracts clean help
+.PHONY: run test install migrate seed lint sizecheck lint-imports check-migrations typecheck bench chaos demo contracts clean help
 
 help:
 	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
-	@echo "make test   - install, lint, check import layers, check migrations, type-check, run the whole test suite"
+	@echo "make test   - install, lint, check module sizes and import layers, check migrations, type-check, run the whole test suite"
 	@echo "make demo   - (with make run up) an agent pays for a SKU with the official x402 client"
 	@echo "make bench  - benchmark side by side with a reference and print ratios"
 	@echo "make chaos  - 50 agents for 5 minutes through faults; prints the table, exits 1 if a money rule broke"
@@ -71,6 +71,10 @@ run: seed
 lint: install
 	$(PY) -m ruff check .
 
+# No Python module over 600 lines (migrations and recorded samples aside; a2a_service/scripts/sizecheck.py).
+sizecheck: install
+	$(PY) -m a2a_service.scripts.sizecheck
+
 # Layer contracts (import-linter, configured in pyproject.toml [tool.importlinter]): apps import only
 # downward (agents > sessions_app | webhooks > billing > catalog > a2a_service.core), no cycles;
 # the scripts (a2a_service.scripts) are the top: nothing the service runs imports them.
@@ -88,7 +92,7 @@ typecheck: install
 # database); one more worker than this machine's two cores keeps them busy while tests wait on
 # the servers and workers they start. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 3
-test: lint lint-imports check-migrations typecheck
+test: lint sizecheck lint-imports check-migrations typecheck
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 demo: install
