@@ -6,11 +6,11 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test install migrate seed lint lint-imports check-migrations typecheck bench chaos demo contracts clean help
+.PHONY: run test install migrate seed lint sizecheck lint-imports check-migrations typecheck bench chaos demo contracts clean help
 
 help:
 	@echo "make run    - install, migrate, seed, start web + Celery worker + beat on http://127.0.0.1:$(PORT)"
-	@echo "make test   - install, lint, check import layers, check migrations, type-check, run the whole test suite"
+	@echo "make test   - install, lint, check module sizes and import layers, check migrations, type-check, run the whole test suite"
 	@echo "make demo   - (with make run up) an agent pays for a SKU with the official x402 client"
 	@echo "make bench  - benchmark side by side with a reference and print ratios"
 	@echo "make chaos  - 50 agents for 5 minutes through faults; prints the table, exits 1 if a money rule broke"
@@ -66,13 +66,18 @@ seed: migrate
 run: seed
 	$(PY) manage.py seed_local_sample
 	$(PY) manage.py collectstatic --noinput -v 0
-	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-a2a_service.settings.local} $(PY) -m a2a_service.devstack
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-a2a_service.settings.local} $(PY) -m a2a_service.scripts.devstack
 
 lint: install
 	$(PY) -m ruff check .
 
+# No Python module over 600 lines (migrations and recorded samples aside; a2a_service/scripts/sizecheck.py).
+sizecheck: install
+	$(PY) -m a2a_service.scripts.sizecheck
+
 # Layer contracts (import-linter, configured in pyproject.toml [tool.importlinter]): apps import only
-# downward (agents > sessions_app | webhooks > billing > catalog > a2a_service.core), no cycles.
+# downward (agents > sessions_app | webhooks > billing > catalog > a2a_service.core), no cycles;
+# the scripts (a2a_service.scripts) are the top: nothing the service runs imports them.
 lint-imports: install
 	$(VENV)/bin/lint-imports
 
@@ -87,24 +92,24 @@ typecheck: install
 # database); one more worker than this machine's two cores keeps them busy while tests wait on
 # the servers and workers they start. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 3
-test: lint lint-imports check-migrations typecheck
+test: lint sizecheck lint-imports check-migrations typecheck
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 demo: install
-	$(PY) -m agents.demo_agent
-	$(PY) -m agents.demo_credits
-	$(PY) -m agents.demo_sessions
-	$(PY) -m agents.demo_signals
-	$(PY) -m agents.demo_delegation
-	$(PY) -m agents.demo_a2a
-	$(PY) -m agents.demo_mcp
+	$(PY) -m a2a_service.scripts.demos.agent
+	$(PY) -m a2a_service.scripts.demos.credits
+	$(PY) -m a2a_service.scripts.demos.sessions
+	$(PY) -m a2a_service.scripts.demos.signals
+	$(PY) -m a2a_service.scripts.demos.delegation
+	$(PY) -m a2a_service.scripts.demos.a2a
+	$(PY) -m a2a_service.scripts.demos.mcp
 
 contracts: install
 	node billing/chain/compile.js
 
 bench: install
 	@command -v wrk >/dev/null && command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk redis-server) || (sudo apt-get update -qq && sudo apt-get install -y -qq wrk redis-server)
-	$(PY) -m a2a_service.bench
+	$(PY) -m a2a_service.scripts.bench
 
 # Load and faults on a stack of its own (PostgreSQL cluster, Redis, anvil, granian, workers, beat),
 # loopback only; CHAOS_ARGS="--quick" (8 agents, 1 minute) while developing. Not part of `make test`.

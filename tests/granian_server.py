@@ -1,5 +1,6 @@
-"""A real granian server (`make run`'s web command, a2a_service/devstack.py) on the test database,
-for tests that need what only real processes show: several workers, persistent connections."""
+"""A real granian server (`make run`'s web command, a2a_service/scripts/devstack.py) on the test
+database, for tests that need what only real processes show: several workers, persistent
+connections."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def granian(
 ) -> Iterator[tuple[subprocess.Popen, str, Path]]:
     """(process, base URL, log) of a server with the local settings (DEBUG off) settling x402
     payments in process on `rpc_url`, once `ready` (a path) answers and every worker is up."""
-    from a2a_service.devstack import _commands
+    from a2a_service.scripts.devstack import _commands
 
     db = connection.settings_dict
     port = str(free_port())

@@ -23,7 +23,7 @@ from x402 import x402ClientSync
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
-from agents import demo_a2a
+from a2a_service.scripts.demos import a2a as demo_a2a
 from agents.a2a import extension as x
 from agents.models import A2aTask
 from billing.chain.localchain import DEMO_PAYER, dev_account
@@ -209,7 +209,7 @@ def test_an_a2a_sdk_client_reads_the_card_calls_a_free_skill_and_pays_for_a_paid
     got = out["got"]
     assert got.id == paid.id and got.status.state == TaskState.TASK_STATE_COMPLETED
 
-    # The demo (`python -m agents.demo_a2a`, in `make demo`) makes the same journey.
+    # The demo (`python -m a2a_service.scripts.demos.a2a`, in `make demo`) makes the same journey.
     paid_before = balances(paid_stack)[0]
     assert asyncio.run(demo_a2a.journey(paid_stack.url, signer())) == 0
     assert paid_before - balances(paid_stack)[0] == PRICE

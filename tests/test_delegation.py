@@ -385,14 +385,14 @@ def test_the_sweep_hands_over_signals_the_publish_hook_missed(api, receiver, que
 def test_the_demo_gets_an_order_reports_its_fill_and_prints_the_pnl(
     live_server, transactional_db, settings, monkeypatch, tmp_path, capsys, market
 ):
-    """agents/demo_delegation.py against a live server: deliveries run in threads here (the
-    stack's webhook worker does it there)."""
+    """a2a_service/scripts/demos/delegation.py against a live server: deliveries run in threads
+    here (the stack's webhook worker does it there)."""
     import json
     import threading
 
     from eth_account import Account as EthAccount
 
-    from agents import demo_delegation
+    from a2a_service.scripts.demos import delegation as demo_delegation
 
     settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
 

@@ -1,5 +1,5 @@
-"""`make run`'s supervisor (a2a_service/devstack.py): a process that exits unexpectedly is
-started again; one that keeps exiting stops the stack instead of restarting forever."""
+"""`make run`'s supervisor (a2a_service/scripts/devstack.py): a process that exits unexpectedly
+is started again; one that keeps exiting stops the stack instead of restarting forever."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from a2a_service.devstack import Supervisor
+from a2a_service.scripts.devstack import Supervisor
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "import sys; sys.exit(3)"]
@@ -86,7 +86,7 @@ def test_every_production_process_has_a_systemd_unit_that_restarts_it():
     import shlex
     from pathlib import Path
 
-    from a2a_service.devstack import ROOT, _commands
+    from a2a_service.scripts.devstack import ROOT, _commands
 
     units = ROOT / "docs" / "deployment" / "systemd"
     expected = {"web": "a2a-web", "worker": "a2a-worker", "webhooks": "a2a-webhooks", "beat": "a2a-beat"}

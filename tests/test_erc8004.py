@@ -187,7 +187,7 @@ def test_staff_read_the_registration_and_the_answers_in_the_admin(client, chain,
 def test_local_stack_start_logs_a_failed_registration_and_goes_on(capsys):
     import os
 
-    from a2a_service.devstack import erc8004_registered
+    from a2a_service.scripts.devstack import erc8004_registered
     from billing.chain.localchain import free_port
 
     env = {

@@ -441,7 +441,7 @@ def test_make_run_starts_the_replay_server_and_beat_reads_schedules_from_the_dat
     import sys
     import time
 
-    from a2a_service import devstack
+    from a2a_service.scripts import devstack
 
     beat = devstack._commands("8000")["beat"]
     assert beat[beat.index("--scheduler") + 1] == "django_celery_beat.schedulers:DatabaseScheduler"

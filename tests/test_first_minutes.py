@@ -23,7 +23,7 @@ def test_the_demos_reuse_their_account_and_key_across_runs(live_server, settings
     """A second `make demo` within ten minutes failed with 429: its four parts each registered
     the same wallet (a challenge each), and the limit is five per wallet and window. Now one
     registration per stack database, kept in .run/, reused by every part and every run."""
-    from agents.demo_credits import account_key
+    from a2a_service.scripts.demos.credits import account_key
 
     settings.OWNERSHIP_CHALLENGES_PER_WALLET = 1  # tighter than the real 5: one challenge must do
     wallet = EthAccount.create()
@@ -49,7 +49,7 @@ def test_make_run_says_ready_only_when_the_first_data_is_in(live_server, capsys)
     """`make run` said "local stack up" a minute before the first passes were in. Its
     supervisor now asks program/health and says "ready" (with the seconds it took) once this
     start's passes ended, its worker beat and warming_up is empty, and only once."""
-    from a2a_service.devstack import Readiness
+    from a2a_service.scripts.devstack import Readiness
 
     readiness = Readiness(live_server.url)
 
@@ -78,7 +78,7 @@ def test_make_run_says_ready_only_when_the_first_data_is_in(live_server, capsys)
 
 
 def test_the_ready_line_says_what_is_not_ok():
-    from a2a_service.devstack import ready_line
+    from a2a_service.scripts.devstack import ready_line
 
     health = {
         "status": "degraded",

@@ -451,7 +451,7 @@ def test_several_processes_add_up_in_one_scrape(tmp_path):
 
 
 def test_make_run_empties_its_metrics_directory_before_starting(tmp_path):
-    from a2a_service.devstack import metrics_dir_fresh
+    from a2a_service.scripts.devstack import metrics_dir_fresh
 
     folder = tmp_path / "metrics"
     folder.mkdir()

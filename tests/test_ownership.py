@@ -238,7 +238,7 @@ def test_a_contract_wallet_registers_with_an_eip1271_signature_on_anvil(api, cha
 
 @pytest.mark.django_db(transaction=True)
 def test_the_demo_agent_registers_and_rotates_its_key_with_a_proof(live_server, capsys):
-    from agents.demo_credits import register
+    from a2a_service.scripts.demos.credits import register
 
     wallet = EthAccount.create()
     first = register(live_server.url, wallet)

@@ -293,10 +293,11 @@ def _wait_ok(url: str, timeout: float = 90.0) -> requests.Response:
 
 @pytest.fixture
 def granian(transactional_db, settings):
-    """`make run`'s web command (a2a_service/devstack.py) on a free port, on the test database."""
+    """`make run`'s web command (a2a_service/scripts/devstack.py) on a free port, on the test
+    database."""
     from django.db import connection
 
-    from a2a_service.devstack import _commands
+    from a2a_service.scripts.devstack import _commands
     from billing.chain.localchain import free_port
     from catalog.services import catalog_seed
 

@@ -413,7 +413,7 @@ def test_telemetry_detail_is_sold_with_its_provenance_and_503_when_stale(api, re
 
 
 def test_make_run_probes_the_local_chain_it_started():
-    from a2a_service.devstack import local_chain_probed
+    from a2a_service.scripts.devstack import local_chain_probed
 
     env: dict[str, str] = {}
     local_chain_probed(env)

@@ -189,7 +189,7 @@ def test_a_claims_lease_outlasts_the_attempt_deadline(settings, queued):
 
 # --- 6. workers are not starved ---------------------------------------------------------
 def test_deliveries_go_to_their_own_queue_and_make_run_starts_a_worker_for_it(settings, monkeypatch):
-    from a2a_service import devstack
+    from a2a_service.scripts import devstack
     from webhooks.tasks import deliver
 
     assert settings.WEBHOOK_DELIVERY_QUEUE == "webhooks"  # the default, from base settings

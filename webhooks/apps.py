@@ -17,8 +17,11 @@ class WebhooksConfig(AppConfig):
             signals,  # noqa: F401  (event sources)
         )
         from .delegation.selectors import live_fills_by_desk
-        from .services import event_prices_seed
+        from .services import delivery_task_register, event_prices_seed
+        from .tasks import deliver
 
         seeder_register(event_prices_seed)
+        # The outbox queues its deliveries through the task that runs them (above it).
+        delivery_task_register(deliver)
         # The scorecard's live_fills: catalog reads the fills through its hook.
         live_fills_register(live_fills_by_desk)

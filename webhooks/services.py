@@ -10,7 +10,7 @@ import secrets
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from django.conf import settings
@@ -282,10 +282,25 @@ def subscription_test_send(*, subscription_id: int) -> tuple[WebhookEvent, int]:
         return event, event.deliveries.filter(subscription=sub).count()
 
 
-def _enqueue(delivery_id: int, countdown: float = 0) -> None:
-    from webhooks.tasks import deliver
+class DeliveryTask(Protocol):
+    """What queues one delivery attempt: the Celery task webhooks.tasks.deliver."""
 
-    deliver.apply_async(
+    def apply_async(self, *, args: list[int], countdown: float, queue: str) -> object: ...
+
+
+# The delivery task is defined above this module (webhooks.tasks runs the deliveries queued
+# here), so it is handed down at start (WebhooksConfig.ready) instead of imported.
+_DELIVERY_TASK: list[DeliveryTask] = []
+
+
+def delivery_task_register(task: DeliveryTask) -> None:
+    _DELIVERY_TASK[:] = [task]
+
+
+def _enqueue(delivery_id: int, countdown: float = 0) -> None:
+    if not _DELIVERY_TASK:
+        raise RuntimeError("no webhook delivery task registered (WebhooksConfig.ready registers it)")
+    _DELIVERY_TASK[0].apply_async(
         args=[delivery_id], countdown=max(countdown, 0), queue=settings.WEBHOOK_DELIVERY_QUEUE
     )
 

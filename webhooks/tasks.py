@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from webhooks.dispatch import desk_signals_dispatch_due
 from webhooks.services import deliveries_sweep
+from webhooks.signals import morning_brief_push_due
 from webhooks.turns import delivery_turn
 
 
@@ -20,13 +22,9 @@ def sweep_deliveries() -> int:
 
 @shared_task(ignore_result=True)
 def push_morning_brief() -> int:
-    from webhooks.signals import morning_brief_push_due
-
     return morning_brief_push_due()
 
 
 @shared_task(ignore_result=True)
 def dispatch_desk_signals() -> int:
-    from webhooks.dispatch import desk_signals_dispatch_due
-
     return desk_signals_dispatch_due()

@@ -135,7 +135,7 @@ class Cluster:
         return [f"http://127.0.0.1:{self.port + i}" for i in range(1, self.web_nodes + 1)]
 
     def commands(self) -> dict[str, list[str]]:
-        from a2a_service.devstack import _commands
+        from a2a_service.scripts.devstack import _commands
 
         queue = self.env.get("WEBHOOK_DELIVERY_QUEUE", "webhooks")
         celery = [str(BIN / "celery"), "-A", "a2a_service"]

@@ -1,6 +1,6 @@
 """The a2a-x402 extension's wire names, v0.2 (google-agentic-commerce/a2a-x402, spec/v0.2/spec.md):
 its URI, the metadata keys its messages carry and the payment states. Plain constants with no
-Django import, so a client (agents/demo_a2a.py) reads them without the server's settings;
+Django import, so a client (a2a_service/scripts/demos/a2a.py) reads them without the server's settings;
 agents/a2a/extension.py adds the error codes and how our refusals map to them."""
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from eth_account.messages import encode_defunct
 from web3 import Web3
 from web3.types import TxParams, Wei
 
-from agents.demo_agent import local_stack
+from a2a_service.scripts.demos.agent import local_stack
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 TRANSFER_ABI = [
     {
         "name": "transfer",

@@ -27,11 +27,11 @@ from x402 import x402ClientSync
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
+from a2a_service.scripts.demos.agent import local_stack, usdc_balance
 from agents.a2a import spec as x
 from agents.a2a.proto import plain_json, to_json
-from agents.demo_agent import local_stack, usdc_balance
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FREE_SKILL = "news_catalog"
 # Tried in order: the first whose product can serve now is bought (a product with nothing to
 # sell fails its task before any payment, so trying it costs nothing).

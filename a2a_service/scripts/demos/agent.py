@@ -21,7 +21,7 @@ from x402.http.utils import decode_payment_response_header
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequirements
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 # Tried in order: the first whose product can serve now is bought (a SKU whose product has
 # no data yet answers 503 before any payment, so trying it costs nothing).
 DEFAULT_SKUS = ["morning_brief", "news_digest", "payments_dual_rail_status"]

@@ -18,9 +18,9 @@ from x402 import x402ClientSync
 from x402.http.clients import wrapRequestsWithPayment
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 
-from agents.demo_credits import account_key, keys_file
+from a2a_service.scripts.demos.credits import account_key, keys_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def say(step: str, text: str) -> None:

@@ -25,10 +25,10 @@ from x402.mcp.utils import extract_payment_required_from_result
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequirements
 
-from agents.demo_agent import local_stack
-from agents.demo_credits import account_key, deposit, keys_file
+from a2a_service.scripts.demos.agent import local_stack
+from a2a_service.scripts.demos.credits import account_key, deposit, keys_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 PAID_TOOL = "payments_dual_rail_status"  # 0.01 USDC, always has content
 NEEDED_USDC = 0.6  # one call, the managed pack (0.5) and its call: what the demo spends in credits
 CREDIT_WAIT_SECONDS = 120

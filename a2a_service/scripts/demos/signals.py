@@ -22,9 +22,9 @@ from x402.http.utils import decode_payment_response_header
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequirements
 
-from agents.demo_agent import local_stack
+from a2a_service.scripts.demos.agent import local_stack
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SYMBOL = os.environ.get("DEMO_SYMBOL", "BTC/USDT")
 # The first analytics pass runs once the first feed pass ended (a few seconds after start).
 WAIT_SECONDS = 90

@@ -6,7 +6,7 @@ Orders come from the desk's signals: the activation asks for the desk's signals 
 (include_open), and when none is open on the symbols it runs one analytics pass
 (`manage.py compute_intel`, what beat runs every INTEL_COMPUTE_SECONDS) so the desk publishes
 what is due. Each delegated_order push is priced like a copy_signal push: the demo wallet pays it
-from the credits `demo_credits` deposited (run after it, as `make demo` does)."""
+from the credits the credit demo (credits.py) deposited (run after it, as `make demo` does)."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ import requests
 from eth_account import Account
 from standardwebhooks import Webhook
 
-from agents.demo_agent import local_stack
-from agents.demo_credits import account_key, keys_file
+from a2a_service.scripts.demos.agent import local_stack
+from a2a_service.scripts.demos.credits import account_key, keys_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 DESK = os.environ.get("DEMO_DESK", "trend-momentum")
 SYMBOLS = os.environ.get("DEMO_SYMBOLS", "BTC/USDT,ETH/USDT,SOL/USDT,XRP/USDT,BNB/USDT").split(",")
 WAIT_OPEN_SECONDS = 15
