@@ -23,6 +23,7 @@ from catalog.products.registry import (
     ProductFailed,
     ProductSpec,
     TeaserSpec,
+    fresh_required,
     product_get,
     register,
 )
@@ -296,7 +297,7 @@ def agent_subcontract_desk(call: ProductCall) -> dict[str, Any]:
             "momentum": None,
         }
     news = _news(base, now=now, prov=prov)
-    prov.require_fresh("fresh candles")
+    fresh_required(prov, "fresh candles")
     verdict, line = _verdict(side=side, signal=signal, risk=risk, sentiment=sentiment, horizon=horizon)
     return {
         "symbol": symbol,

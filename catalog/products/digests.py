@@ -35,7 +35,7 @@ from catalog.models import (
     PredictionMarket,
     RegimeSnapshot,
 )
-from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, product
+from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, fresh_required, product
 from catalog.track_record import closed_pnls
 
 SentimentLabel = Literal["positive", "negative", "neutral"]
@@ -211,7 +211,7 @@ def market_groups_payload(*, limit: int = 5, now: datetime | None = None) -> dic
                 "movers": movers[:limit],
             }
         )
-    prov.require_fresh("news")
+    fresh_required(prov, "news")
     return {
         "window_hours": int(GROUPS_WINDOW.total_seconds() // 3600),
         "count": len(groups),
@@ -349,7 +349,7 @@ def regulatory_payload(*, limit: int = 10, now: datetime | None = None) -> dict[
         now=now,
     )
     _news_prov(prov, (item for _, item, _ in ranked))
-    prov.require_fresh("regulator or central-bank news")
+    fresh_required(prov, "regulator or central-bank news")
     return {
         "window_days": REGULATORY_WINDOW.days,
         "count": len(ranked),
@@ -505,7 +505,7 @@ def weekly_payload(*, limit: int = 5, now: datetime | None = None) -> dict[str, 
         prov.add(source=m.source or "prediction", venue=m.venue, replay=m.replay, as_of=m.observed_at)
     if not (desks or changes or news or closed):
         raise ProductFailed("nothing was recorded in the last 7 days; nothing was charged")
-    prov.require_fresh("desk, regime, news or prediction data")
+    fresh_required(prov, "desk, regime, news or prediction data")
     regime_now = (snaps[-1].regime if snaps else previous) or None
     return {
         "week_start": iso(since),
@@ -605,7 +605,7 @@ def grants_payload(*, limit: int = 20, now: datetime | None = None) -> dict[str,
     )
     for g in rows:
         prov.add(source=g.source, replay=g.replay, as_of=g.observed_at)
-    prov.require_fresh("grant feed reading")
+    fresh_required(prov, "grant feed reading")
     return {
         "count": len(rows),
         "with_deadline": sum(1 for g in rows if g.deadline is not None),

@@ -33,6 +33,7 @@ from catalog.products.registry import (
     ProductFailed,
     ProductSpec,
     TeaserSpec,
+    fresh_required,
     register,
 )
 
@@ -261,7 +262,7 @@ def exchange_spreads(call: ProductCall) -> dict[str, Any]:
         raise ProductFailed("no exchange book tops newer than 5 minutes; nothing was charged")
     for q in quotes:
         prov.add(source=q.source, venue=q.exchange, replay=q.replay, as_of=q.at)
-    prov.require_fresh("book tops")
+    fresh_required(prov, "book tops")
     by_symbol: dict[str, list[ex.Quote]] = {}
     for q in quotes:
         by_symbol.setdefault(q.symbol, []).append(q)
@@ -456,7 +457,7 @@ def pair_arb_desk(call: ProductCall) -> dict[str, Any]:
     books = {(b.exchange, b.symbol): b for b in ex.books_fresh(seen_since=ex.since(BOOK_MAX_AGE))}
     for b in books.values():
         prov.add(source=b.source, venue=b.exchange, replay=b.replay, as_of=b.at, items=0)
-    prov.require_fresh("book tops")
+    fresh_required(prov, "book tops")
     rows = [_arb_row(gap, books) for gap in ex.best_gaps(quotes)]
     pairs = []
     for p in ex.pair_zscores(_hourly_series(prov), min_corr=PAIR_MIN_CORR, min_bars=PAIR_MIN_BARS)[:20]:
@@ -611,7 +612,7 @@ def _books_for(symbol: str, prov: Provenance) -> list[ex.Book]:
         raise ProductFailed(f"no order book of {symbol} newer than 5 minutes; nothing was charged")
     for b in books:
         prov.add(source=b.source, venue=b.exchange, replay=b.replay, as_of=b.at)
-    prov.require_fresh("order books")
+    fresh_required(prov, "order books")
     return books
 
 
@@ -734,7 +735,7 @@ def funding_hedge_desk(call: ProductCall) -> dict[str, Any]:
         raise ProductFailed("no funding rates newer than 30 minutes; nothing was charged")
     for f in readings:
         prov.add(source=f.source, venue=f.exchange, replay=f.replay, as_of=f.observed_at)
-    prov.require_fresh("funding rates")
+    fresh_required(prov, "funding rates")
     spots = {
         (q.exchange, q.symbol): q
         for q in ex.quotes_fresh(
@@ -1082,7 +1083,7 @@ def tokenized_auto_route(call: ProductCall) -> dict[str, Any]:
         )
     if not routes:
         raise ProductFailed("no order book of a tokenized asset newer than 5 minutes; nothing was charged")
-    prov.require_fresh("order books")
+    fresh_required(prov, "order books")
     return {
         "manual_routing_only": True,
         "notice": AUTO_ROUTE_NOTICE,
@@ -1240,7 +1241,7 @@ def defi_yield_scout(call: ProductCall) -> dict[str, Any]:
             as_of=latest.observed_at if latest else None,
             items=part.count(),
         )
-    prov.require_fresh("DeFi yields")
+    fresh_required(prov, "DeFi yields")
     rows.sort(key=lambda r: (-r["risk_adjusted_apy"], -r["tvl_usd"], r["pool_id"]))
     for i, row in enumerate(rows, 1):
         row["rank"] = i
@@ -1515,7 +1516,7 @@ def mm_hint(call: ProductCall) -> dict[str, Any]:
         quotes.append(_mm_quote(book, mid, atr, series, bias))
     if not quotes:
         raise ProductFailed("no symbol with a fresh order book and fresh 1m candles; nothing was charged")
-    prov.require_fresh("order books")
+    fresh_required(prov, "order books")
     return {"bias": bias, "quotes": quotes, **prov.out()}
 
 

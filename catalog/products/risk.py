@@ -29,7 +29,14 @@ from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.analytics.regime import regime_classify
 from catalog.analytics.series import candle_as_of, ohlcv, timeframe_delta
 from catalog.models import CalendarEvent, Candle, DeskSignal, ExchangeMarket
-from catalog.products.registry import ProductCall, ProductFailed, ProductSpec, TeaserSpec, register
+from catalog.products.registry import (
+    ProductCall,
+    ProductFailed,
+    ProductSpec,
+    TeaserSpec,
+    fresh_required,
+    register,
+)
 from catalog.track_record import signal_bars
 
 # --- risk decision pack -------------------------------------------------------------------------
@@ -372,7 +379,7 @@ def _gate_or_fail(now: datetime) -> tuple[MacroGate, Provenance]:
         now=now,
     )
     calendar_sources(prov)
-    prov.require_fresh("calendar rows")
+    fresh_required(prov, "calendar rows")
     return gate, prov
 
 
@@ -722,7 +729,7 @@ def risk_exit_alerts(call: ProductCall) -> dict[str, Any]:
                 as_of=candle_as_of(newest.open_time, newest.timeframe, newest.observed_at),
                 items=0,
             )
-    prov.require_fresh("fresh prices")
+    fresh_required(prov, "fresh prices")
     positions.sort(key=lambda p: 0 if p["alerts"] else 1)
     return {
         "trail_atr_multiple": EXIT_TRAIL_ATR,

@@ -45,7 +45,14 @@ from catalog.intel import (
     signal_provenance,
 )
 from catalog.models import Candle, DeskSignal, IntelSnapshot
-from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, TeaserSpec, product
+from catalog.products.registry import (
+    CreditRoute,
+    ProductCall,
+    ProductFailed,
+    TeaserSpec,
+    fresh_required,
+    product,
+)
 
 Gate = Literal["open", "reduced", "closed"]
 SignalLabel = Literal["STRONG_SELL", "SELL", "NEUTRAL", "BUY", "STRONG_BUY"]
@@ -384,7 +391,7 @@ def signals(call: ProductCall) -> dict[str, Any]:
         raise ProductFailed("no symbol has fresh candles with enough history; nothing was charged")
     computed = computed[: params.limit]
     prov = signal_provenance(computed, now=now)
-    prov.require_fresh("fresh candles")
+    fresh_required(prov, "fresh candles")
     perf: dict[str, dict[str, Any]] = {}
     return {
         "count": len(computed),
@@ -445,7 +452,7 @@ def regime_gate(call: ProductCall) -> dict[str, Any]:
                 **regime_payload(regime),
             }
         )
-    prov.require_fresh("fresh 1h candles")
+    fresh_required(prov, "fresh 1h candles")
     market = market_regime(regimes)
     open_families: dict[str, list[str]] = {}
     for family, market_gate in market.families.items():

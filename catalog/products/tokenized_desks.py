@@ -35,6 +35,7 @@ from catalog.products.registry import (
     ProductCall,
     ProductFailed,
     ProductSpec,
+    fresh_required,
     register,
 )
 from catalog.products.signals import SignalLabel, SignalRegimeOut, SignalTimeframeOut
@@ -170,7 +171,7 @@ def token_signals_payload(now: datetime) -> dict[str, Any]:
             prov.add(
                 source=a.underlying_source or "manual", replay=a.underlying_replay, as_of=a.underlying_as_of
             )
-    prov.require_fresh("fresh candles of a tokenized asset")
+    fresh_required(prov, "fresh candles of a tokenized asset")
     out = []
     for r, sig in found:
         a = r.asset
@@ -334,7 +335,7 @@ def token_scalp_payload(now: datetime) -> dict[str, Any]:
         raise ProductFailed(
             "no tokenized asset has a fresh listing and fresh 1m candles; nothing was charged"
         )
-    prov.require_fresh("fresh 1m candles of a tokenized asset")
+    fresh_required(prov, "fresh 1m candles of a tokenized asset")
     return {
         "timeframe": "1m",
         "tokens_considered": considered,

@@ -27,6 +27,7 @@ from catalog.products.registry import (
     ProductFailed,
     ProductSpec,
     TeaserSpec,
+    fresh_required,
     register,
 )
 
@@ -252,7 +253,7 @@ def grid_range_desk(call: ProductCall) -> dict[str, Any]:
             )
             continue
         grids.append(_grid(series, regime, plan))
-    prov.require_fresh("fresh 1h candles")
+    fresh_required(prov, "fresh 1h candles")
     grids.sort(key=lambda g: (-g["fills_per_day"], g["symbol"]))
     return {
         "timeframe": "1h",
@@ -464,7 +465,7 @@ def broker_scalp_desk(call: ProductCall) -> dict[str, Any]:
         )
     if not fresh_1m:
         raise ProductFailed("no fresh 1m candles of the liquid pairs; nothing was charged")
-    prov.require_fresh("fresh 1m candles")
+    fresh_required(prov, "fresh 1m candles")
     return {
         "timeframe": "1m",
         "pairs_considered": len(pairs),
