@@ -40,9 +40,9 @@ from catalog.analytics.provenance import Provenance
 from catalog.analytics.regime import Regime
 from catalog.analytics.signals import SymbolSignal, TimeframeSignal, signals_compute
 from catalog.analytics.track import Record, record_of
-from catalog.availability import availability_watch
 from catalog.feeds.retention import retention_register
 from catalog.models import DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot
+from catalog.signals import data_pass_finished
 from catalog.track_record import (
     RECORD_DAYS,
     closed_pnls,
@@ -484,7 +484,7 @@ def intel_compute(*, now: datetime | None = None) -> IntelRun:
         # Only our own lease: a pass that outlived it must not release the next pass's.
         if cache.get(LOCK_KEY) == token:
             cache.delete(LOCK_KEY)
-        availability_watch()  # what the pass changed may make a product (un)available
+        data_pass_finished.send(sender=intel_compute)  # what it changed may make a product (un)available
 
 
 def _compute(now: datetime) -> IntelRun:

@@ -90,18 +90,15 @@ skus_updated = Signal()
 # signal that rolled back; the listener's own sweep covers a process that died in between.
 desk_signal_published = Signal()
 
+# Sent at the end of every pass that writes the catalog's data (a feed pass, a prune, the
+# analytics pass), whatever it wrote: what changed may make a product (un)available, and the
+# products (catalog/products/availability.py) are above the passes, not theirs to import.
+data_pass_finished = Signal()
+
 # Sent (after the write that caused it committed) with `skus`, the products whose availability
-# (their spec's `available` check) changed since the last look (catalog/availability.py):
+# (their spec's `available` check) changed since the last look (catalog/products/availability.py):
 # billing drops the 402 challenges it stores in front of Django, which are not catalog's to import.
 product_availability_changed = Signal()
-
-
-@receiver([post_save, post_delete], sender="catalog.EditorialPiece")
-def watch_brief_availability(sender: type, **kwargs: Any) -> None:
-    """A brief written, withdrawn or deleted may make the brief products (un)available."""
-    from catalog.availability import availability_watch
-
-    transaction.on_commit(availability_watch)
 
 
 @receiver(product_availability_changed)
