@@ -84,7 +84,7 @@ spreads_ingested = Signal()
 # challenges) are not catalog's to import.
 skus_updated = Signal()
 
-# Sent once the transaction that published a desk signal committed (catalog/track_record.py
+# Sent once the transaction that published a desk signal committed (catalog/editorial/track_record.py
 # desk_signal_publish), with `signal_id`: execution delegation and the coordination pool (webhooks
 # app) turn it into orders and pooled deliveries. After the commit, so a listener never acts on a
 # signal that rolled back; the listener's own sweep covers a process that died in between.

@@ -40,16 +40,16 @@ def prune_feeds() -> None:
 
 @shared_task(name="analytics.compute_intel", ignore_result=True)
 def compute_intel() -> None:
-    """The scheduled analytics pass (catalog/intel.py): regime snapshot on a change, desk
+    """The scheduled analytics pass (catalog/editorial/intel.py): regime snapshot on a change, desk
     signals closed and published, the intel snapshot stored. Beat, every INTEL_COMPUTE_SECONDS."""
-    from catalog.intel import intel_compute
+    from catalog.editorial.intel import intel_compute
 
     intel_compute()
 
 
 @shared_task(name="briefs.compose", ignore_result=True)
 def compose_brief() -> None:
-    """The morning brief (catalog/briefs.py): beat, daily at MORNING_BRIEF_HOUR_UTC."""
-    from catalog.briefs import brief_compose
+    """The morning brief (catalog/editorial/briefs.py): beat, daily at MORNING_BRIEF_HOUR_UTC."""
+    from catalog.editorial.briefs import brief_compose
 
     brief_compose()

@@ -551,7 +551,7 @@ def execution_market_write() -> dict:
     return {}
 
 
-# --- signals and regimes (catalog/analytics/signals.py, catalog/intel.py) -----------------------
+# --- signals and regimes (catalog/analytics/signals.py, catalog/editorial/intel.py) -----------------------
 
 
 def rising_1m(start: float = 100.0) -> Shape:
@@ -625,7 +625,7 @@ def signals_market_write(*, end: datetime | None = None, replay: bool = False) -
 def signals_shop_write() -> None:
     """Data for every product of the signals family: the market above and one analytics pass
     (regime snapshot, desk signals, intel snapshot)."""
-    from catalog.intel import intel_compute
+    from catalog.editorial.intel import intel_compute
 
     signals_market_write()
     intel_compute()
@@ -706,7 +706,7 @@ def prediction_graph_write(*, now: datetime | None = None, age: timedelta = time
     return out
 
 
-# --- calendar, macro gate and the morning brief (catalog/analytics/macro.py, catalog/briefs.py) ---
+# --- calendar, macro gate and the morning brief (catalog/analytics/macro.py, catalog/editorial/briefs.py) ---
 
 
 def brief_market_write() -> dict:

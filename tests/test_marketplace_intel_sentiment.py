@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from billing.models import Account
-from catalog.intel import intel_compute
+from catalog.editorial.intel import intel_compute
 from catalog.models import IntelSnapshot, Sku
 from tests.marketdata import (
     news_write,

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from billing.credits import credit_add
 from billing.models import Account
-from catalog.briefs import brief_compose
-from catalog.intel import intel_compute
+from catalog.editorial.briefs import brief_compose
+from catalog.editorial.intel import intel_compute
 from catalog.models import EditorialPiece
 from catalog.products.registry import ProductCall, ProductFailed, product_get
 from catalog.services import catalog_seed

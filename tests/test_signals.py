@@ -17,9 +17,9 @@ from billing.credits import credit_add
 from billing.models import Account, LedgerEntry
 from catalog.analytics.signals import symbol_signal
 from catalog.analytics.track import record_of
-from catalog.intel import _SENTIMENT, TREND_DESK, intel_compute, intel_sentiment_register
+from catalog.editorial.intel import _SENTIMENT, TREND_DESK, intel_compute, intel_sentiment_register
+from catalog.editorial.track_record import desk_kill_check, desk_signal_publish, desk_signals_settle
 from catalog.models import Candle, DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot, Sku
-from catalog.track_record import desk_kill_check, desk_signal_publish, desk_signals_settle
 from tests.marketdata import (
     band,
     bars_write,
@@ -364,7 +364,7 @@ def test_scorecard_and_performance_from_known_outcomes(api):
     assert perf["avg_loss_pct"] == -2.5 and perf["desks"] == 2 and perf["killed_desks"] == []
     # The desk's record as each of its signals carries it.
     record = record_of([4.0, -2.0, 1.0, -3.0, 2.0])
-    from catalog.intel import desk_performance
+    from catalog.editorial.intel import desk_performance
 
     hp = desk_performance(TREND_DESK)
     assert (hp["closed_signals"], hp["expectancy_pct"], hp["max_drawdown_pct"], hp["state"]) == (

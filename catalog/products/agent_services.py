@@ -15,7 +15,7 @@ from a2a_service.core.errors import NotFound
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.intel import signals_max_age
+from catalog.editorial.intel import signals_max_age
 from catalog.models import NewsItem
 from catalog.products.intel import SentimentParams
 from catalog.products.registry import (

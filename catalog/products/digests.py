@@ -27,6 +27,7 @@ from catalog.analytics.sentiment import (
 )
 from catalog.analytics.series import ohlcv, symbols_with_candles
 from catalog.analytics.track import record_of
+from catalog.editorial.track_record import closed_pnls
 from catalog.models import (
     DeskSignal,
     EditorialPiece,
@@ -36,7 +37,6 @@ from catalog.models import (
     RegimeSnapshot,
 )
 from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, fresh_required, product
-from catalog.track_record import closed_pnls
 
 SentimentLabel = Literal["positive", "negative", "neutral"]
 

@@ -22,7 +22,7 @@ from catalog.analytics.sentiment import (
     scored_news,
     sentiment_by_asset,
 )
-from catalog.intel import intel_sentiment_register
+from catalog.editorial.intel import intel_sentiment_register
 from catalog.products.registry import (
     CreditRoute,
     ProductCall,

@@ -1,6 +1,6 @@
 """Risk gates and alerts, computed from the feeds and the calendar (issues 12 and 13): the
 decision pack (its checks are catalog/analytics/desks.py) and the exit alerts on the desks'
-open signals (catalog/track_record.py writes them); a spec without a run answers 503
+open signals (catalog/editorial/track_record.py writes them); a spec without a run answers 503
 uncharged until it is built."""
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from catalog.analytics.macro import (
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.analytics.regime import regime_classify
 from catalog.analytics.series import candle_as_of, ohlcv, timeframe_delta
+from catalog.editorial.track_record import signal_bars
 from catalog.models import CalendarEvent, Candle, DeskSignal, ExchangeMarket
 from catalog.products.registry import (
     ProductCall,
@@ -37,7 +38,6 @@ from catalog.products.registry import (
     fresh_required,
     register,
 )
-from catalog.track_record import signal_bars
 
 # --- risk decision pack -------------------------------------------------------------------------
 

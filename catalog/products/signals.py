@@ -1,6 +1,6 @@
 """Signals, copy signals, the regime gate and the composite intelligence: computed from the
 exchange feed's candles (catalog/analytics/signals.py, gate.py) and the desks' track record
-(catalog/track_record.py, catalog/intel.py).
+(catalog/editorial/track_record.py, catalog/editorial/intel.py).
 
 - `signals` (/signals, GET /api/a2a/signals): every symbol with fresh candles, its votes,
   score, label, timeframes' agreement, entry, ATR stop and target, horizon and confidence,
@@ -36,7 +36,7 @@ from catalog.analytics.signals import (
     fresh_limit,
     signals_compute,
 )
-from catalog.intel import (
+from catalog.editorial.intel import (
     TREND_DESK,
     desk_performance,
     frame_payload,

@@ -27,7 +27,7 @@ from catalog.analytics.signals import (
     fresh_limit,
     symbol_signal,
 )
-from catalog.intel import frame_payload, regime_payload, signal_provenance
+from catalog.editorial.intel import frame_payload, regime_payload, signal_provenance
 from catalog.models import Candle, TokenizedAsset
 from catalog.products.registry import (
     EXECUTION_INTELLIGENCE,

@@ -1,5 +1,5 @@
 """Desk reads: the 30-day scorecard and the performance teaser from the desks' closed signals
-(catalog/track_record.py writes them; catalog/analytics/track.py has the maths), the trading
+(catalog/editorial/track_record.py writes them; catalog/analytics/track.py has the maths), the trading
 modules with their live/scout state from that record, and the current market regime."""
 
 from __future__ import annotations
@@ -14,9 +14,16 @@ from a2a_service.core.formats import iso
 from catalog.analytics.gate import REGIME_GATES
 from catalog.analytics.track import record_of
 from catalog.api import schemas as s
+from catalog.editorial.track_record import (
+    RECORD_DAYS,
+    LiveFills,
+    closed_pnls,
+    live_fills,
+    module_mode,
+    state_label,
+)
 from catalog.models import DeskSignal, DeskState, RegimeSnapshot, TradingModule
 from catalog.selectors.payment import absolute
-from catalog.track_record import RECORD_DAYS, LiveFills, closed_pnls, live_fills, module_mode, state_label
 
 
 def latest_regime() -> RegimeSnapshot | None:
@@ -186,7 +193,7 @@ def strategies(base: str) -> s.StrategiesOut:
 
 
 def regime(base: str) -> s.RegimeOut:
-    """The newest market regime the analytics pass recorded (catalog/intel.py writes a snapshot
+    """The newest market regime the analytics pass recorded (catalog/editorial/intel.py writes a snapshot
     when it changes; the regime gate product has the per-symbol detail)."""
     snap = latest_regime()
     if snap is None:

@@ -40,10 +40,7 @@ from catalog.analytics.provenance import Provenance
 from catalog.analytics.regime import Regime
 from catalog.analytics.signals import PRIMARY, SymbolSignal, TimeframeSignal, fresh_limit, signals_compute
 from catalog.analytics.track import Record, record_of
-from catalog.feeds.retention import retention_register
-from catalog.models import DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot, TradingModule
-from catalog.signals import data_pass_finished
-from catalog.track_record import (
+from catalog.editorial.track_record import (
     RECORD_DAYS,
     closed_pnls,
     desk_kill_check,
@@ -53,6 +50,9 @@ from catalog.track_record import (
     module_mode,
     state_label,
 )
+from catalog.feeds.retention import retention_register
+from catalog.models import DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot, TradingModule
+from catalog.signals import data_pass_finished
 
 logger = logging.getLogger(__name__)
 
