@@ -13,7 +13,6 @@ from django.utils import timezone
 from a2a_service.core.formats import iso
 from catalog.analytics.gate import REGIME_GATES
 from catalog.analytics.track import record_of
-from catalog.api import schemas as s
 from catalog.editorial.track_record import (
     RECORD_DAYS,
     LiveFills,
@@ -23,6 +22,7 @@ from catalog.editorial.track_record import (
     state_label,
 )
 from catalog.models import DeskSignal, DeskState, RegimeSnapshot, TradingModule
+from catalog.selectors import schemas as s
 from catalog.selectors.payment import absolute
 
 
