@@ -2,7 +2,7 @@
 
 Every figure comes from the exchanges feed's rows (ExchangeMarket book tops, OrderBook depth,
 FundingRate, 1m/1h Candle) or DefiLlama's pools (YieldPool), with the maths in
-catalog/analytics/execution.py; fees are the venues' public taker/maker rates (ccxt's static
+catalog/analytics/execution/; fees are the venues' public taker/maker rates (ccxt's static
 description, or EXCHANGE_TAKER_FEES / EXCHANGE_MAKER_FEES). A product with no fresh input
 answers 503 and charges nothing."""
 
@@ -21,7 +21,23 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 from a2a_service.core.errors import NotFound
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import Limit, QueryModel
-from catalog.analytics import execution as ex
+from catalog.analytics.execution.books import (
+    BPS,
+    Book,
+    Quote,
+    Side,
+    book_walk,
+    books_fresh,
+    cost_bps,
+    quotes_fresh,
+    since,
+)
+from catalog.analytics.execution.fees import fees_for, taker_bps
+from catalog.analytics.execution.funding import funding_annualized_pct, funding_hours
+from catalog.analytics.execution.gaps import Gap, arb_size, best_gaps
+from catalog.analytics.execution.pairs import pair_zscores
+from catalog.analytics.execution.routing import consolidated_mid, route_best
+from catalog.analytics.execution.slicing import USDC_ATOMIC, slices_atomic, usdc_text
 from catalog.analytics.indicators import snapshot
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.analytics.series import Series, ohlcv, symbols_with_candles
@@ -105,13 +121,13 @@ def _price(value: float | None) -> float | None:
 
 
 def _fresh_markets() -> tuple[bool, str]:
-    if ExchangeMarket.objects.filter(updated_at__gte=ex.since(BOOK_MAX_AGE), bid__gt=0).exists():
+    if ExchangeMarket.objects.filter(updated_at__gte=since(BOOK_MAX_AGE), bid__gt=0).exists():
         return True, ""
     return False, "no exchange book tops newer than 5 minutes"
 
 
 def _fresh_books() -> tuple[bool, str]:
-    if OrderBook.objects.filter(observed_at__gte=ex.since(BOOK_MAX_AGE)).exists():
+    if OrderBook.objects.filter(observed_at__gte=since(BOOK_MAX_AGE)).exists():
         return True, ""
     return False, "no order books newer than 5 minutes"
 
@@ -133,7 +149,7 @@ def _known_symbol(call: ProductCall) -> int | None:
 def _fees_out(venues: Sequence[str]) -> list[dict[str, Any]]:
     out = []
     for venue in sorted(set(venues)):
-        fees = ex.fees_for(venue)
+        fees = fees_for(venue)
         out.append(
             {
                 "venue": venue,
@@ -211,7 +227,7 @@ class ExchangeSpreadsOut(Provenanced):
     )
 
 
-def _quote_out(q: ex.Quote) -> dict[str, Any]:
+def _quote_out(q: Quote) -> dict[str, Any]:
     return {
         "venue": q.exchange,
         "bid": _price(q.bid),
@@ -224,7 +240,7 @@ def _quote_out(q: ex.Quote) -> dict[str, Any]:
 
 
 def _snapshot_latest() -> list[dict[str, Any]]:
-    rows = SpreadSnapshot.objects.filter(captured_at__gte=ex.since(SNAPSHOT_WINDOW)).order_by(
+    rows = SpreadSnapshot.objects.filter(captured_at__gte=since(SNAPSHOT_WINDOW)).order_by(
         "-captured_at", "-pk"
     )[:2000]
     seen: set[tuple[str, str, str]] = set()
@@ -257,17 +273,17 @@ def exchange_spreads(call: ProductCall) -> dict[str, Any]:
         "other's bid); the best pair by the gap net of both taker fees, in bps of the buy price",
         max_age=BOOK_MAX_AGE,
     )
-    quotes = ex.quotes_fresh(seen_since=ex.since(BOOK_MAX_AGE))
+    quotes = quotes_fresh(seen_since=since(BOOK_MAX_AGE))
     if not quotes:
         raise ProductFailed("no exchange book tops newer than 5 minutes; nothing was charged")
     for q in quotes:
         prov.add(source=q.source, venue=q.exchange, replay=q.replay, as_of=q.at)
     fresh_required(prov, "book tops")
-    by_symbol: dict[str, list[ex.Quote]] = {}
+    by_symbol: dict[str, list[Quote]] = {}
     for q in quotes:
         by_symbol.setdefault(q.symbol, []).append(q)
     rows = []
-    for gap in ex.best_gaps(quotes):
+    for gap in best_gaps(quotes):
         net = gap.net_bps
         rows.append(
             {
@@ -382,8 +398,8 @@ class PairArbOut(Provenanced):
     fees: list[FeeOut]
 
 
-def _arb_row(gap: ex.Gap, books: dict[tuple[str, str], ex.Book]) -> dict[str, Any]:
-    fb, fs = ex.fees_for(gap.buy.exchange).taker, ex.fees_for(gap.sell.exchange).taker
+def _arb_row(gap: Gap, books: dict[tuple[str, str], Book]) -> dict[str, Any]:
+    fb, fs = fees_for(gap.buy.exchange).taker, fees_for(gap.sell.exchange).taker
     net = gap.net_bps
     buy_book, sell_book = (
         books.get((gap.buy.exchange, gap.symbol)),
@@ -393,9 +409,9 @@ def _arb_row(gap: ex.Gap, books: dict[tuple[str, str], ex.Book]) -> dict[str, An
     size = None
     if fb is not None and fs is not None and net is not None and net > 0:
         if buy_book is not None and sell_book is not None:
-            size, sized_by = ex.arb_size(buy_book.asks, sell_book.bids, buy_fee=fb, sell_fee=fs), "depth"
+            size, sized_by = arb_size(buy_book.asks, sell_book.bids, buy_fee=fb, sell_fee=fs), "depth"
         elif gap.buy.ask_size and gap.sell.bid_size:
-            size = ex.arb_size(
+            size = arb_size(
                 [(gap.buy.ask, gap.buy.ask_size)],
                 [(gap.sell.bid, gap.sell.bid_size)],
                 buy_fee=fb,
@@ -425,7 +441,7 @@ def _arb_row(gap: ex.Gap, books: dict[tuple[str, str], ex.Book]) -> dict[str, An
 
 def _hourly_series(prov: Provenance) -> list[Series]:
     out = []
-    cutoff = ex.since(CANDLE_1H_MAX_AGE)
+    cutoff = since(CANDLE_1H_MAX_AGE)
     for symbol in symbols_with_candles("1h")[:PAIR_MAX_SYMBOLS]:
         series = ohlcv(symbol, "1h", limit=PAIR_WINDOW_BARS)
         if series is None or series.last_at is None or series.last_at < cutoff or len(series) < PAIR_MIN_BARS:
@@ -449,18 +465,18 @@ def pair_arb_desk(call: ProductCall) -> dict[str, Any]:
         f"residual of log(a) on log(b) (polyfit), |z| >= {PAIR_Z_ENTRY} signals",
         max_age=BOOK_MAX_AGE,
     )
-    quotes = ex.quotes_fresh(seen_since=ex.since(BOOK_MAX_AGE))
+    quotes = quotes_fresh(seen_since=since(BOOK_MAX_AGE))
     if not quotes:
         raise ProductFailed("no exchange book tops newer than 5 minutes; nothing was charged")
     for q in quotes:
         prov.add(source=q.source, venue=q.exchange, replay=q.replay, as_of=q.at)
-    books = {(b.exchange, b.symbol): b for b in ex.books_fresh(seen_since=ex.since(BOOK_MAX_AGE))}
+    books = {(b.exchange, b.symbol): b for b in books_fresh(seen_since=since(BOOK_MAX_AGE))}
     for b in books.values():
         prov.add(source=b.source, venue=b.exchange, replay=b.replay, as_of=b.at, items=0)
     fresh_required(prov, "book tops")
-    rows = [_arb_row(gap, books) for gap in ex.best_gaps(quotes)]
+    rows = [_arb_row(gap, books) for gap in best_gaps(quotes)]
     pairs = []
-    for p in ex.pair_zscores(_hourly_series(prov), min_corr=PAIR_MIN_CORR, min_bars=PAIR_MIN_BARS)[:20]:
+    for p in pair_zscores(_hourly_series(prov), min_corr=PAIR_MIN_CORR, min_bars=PAIR_MIN_BARS)[:20]:
         signal: Literal["short_a_long_b", "long_a_short_b", "none"] = "none"
         if p.zscore >= PAIR_Z_ENTRY:
             signal = "short_a_long_b"
@@ -574,27 +590,27 @@ class DcaOut(Provenanced):
 
 
 def _venue_costs(
-    books: Sequence[ex.Book], notional: float, side: ex.Side
+    books: Sequence[Book], notional: float, side: Side
 ) -> tuple[float, list[dict[str, Any]]]:
-    cmid = ex.consolidated_mid(books)
+    cmid = consolidated_mid(books)
     if cmid is None:
         raise ProductFailed("no order book with both sides; nothing was charged")
     out = []
     for book in books:
-        fee = ex.fees_for(book.exchange).taker
-        fill = ex.book_walk(book.side(side), side=side, notional=notional)
+        fee = fees_for(book.exchange).taker
+        fill = book_walk(book.side(side), side=side, notional=notional)
         mid = book.mid or cmid
         top = book.side(side)[0][0]
-        half = (top - mid) / mid * ex.BPS if side == "buy" else (mid - top) / mid * ex.BPS
-        cost = ex.cost_bps(fill, reference=cmid, fee=fee) if fill.complete else None
+        half = (top - mid) / mid * BPS if side == "buy" else (mid - top) / mid * BPS
+        cost = cost_bps(fill, reference=cmid, fee=fee) if fill.complete else None
         out.append(
             {
                 "venue": book.exchange,
                 "ask": _price(book.asks[0][0]),
                 "mid": _price(mid),
-                "taker_fee_bps": _r(fee * ex.BPS if fee is not None else None, 3),
+                "taker_fee_bps": _r(fee * BPS if fee is not None else None, 3),
                 "half_spread_bps": _rf(half, 3),
-                "premium_bps": _rf((mid - cmid) / cmid * ex.BPS, 3),
+                "premium_bps": _rf((mid - cmid) / cmid * BPS, 3),
                 "slippage_bps": _r(fill.slippage_bps, 3),
                 "all_in_cost_bps": _r(cost, 3),
                 "levels_used": fill.levels_used,
@@ -606,8 +622,8 @@ def _venue_costs(
     return cmid, out
 
 
-def _books_for(symbol: str, prov: Provenance) -> list[ex.Book]:
-    books = ex.books_fresh(seen_since=ex.since(BOOK_MAX_AGE), symbol=symbol)
+def _books_for(symbol: str, prov: Provenance) -> list[Book]:
+    books = books_fresh(seen_since=since(BOOK_MAX_AGE), symbol=symbol)
     if not books:
         raise ProductFailed(f"no order book of {symbol} newer than 5 minutes; nothing was charged")
     for b in books:
@@ -625,15 +641,15 @@ def dca_routing_desk(call: ProductCall) -> dict[str, Any]:
         max_age=BOOK_MAX_AGE,
     )
     books = _books_for(params.symbol, prov)
-    total = round(params.notional_usdc * ex.USDC_ATOMIC)
-    amounts = ex.slices_atomic(total, params.buys)
+    total = round(params.notional_usdc * USDC_ATOMIC)
+    amounts = slices_atomic(total, params.buys)
     start = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
     step = timedelta(hours=params.interval_hours)
     schedule = [
-        {"n": i + 1, "at": iso(start + step * i), "amount_atomic": a, "amount_usdc": ex.usdc_text(a)}
+        {"n": i + 1, "at": iso(start + step * i), "amount_atomic": a, "amount_usdc": usdc_text(a)}
         for i, a in enumerate(amounts)
     ]
-    cmid, venues = _venue_costs(books, max(amounts) / ex.USDC_ATOMIC, "buy")
+    cmid, venues = _venue_costs(books, max(amounts) / USDC_ATOMIC, "buy")
     best = venues[0] if venues and venues[0]["all_in_cost_bps"] is not None else None
     return {
         "symbol": params.symbol,
@@ -644,7 +660,7 @@ def dca_routing_desk(call: ProductCall) -> dict[str, Any]:
         "consolidated_mid": _price(cmid),
         "venues": venues,
         "recommended_venue": best["venue"] if best else None,
-        "est_total_cost_usdc": _r(params.notional_usdc * best["all_in_cost_bps"] / ex.BPS, 4)
+        "est_total_cost_usdc": _r(params.notional_usdc * best["all_in_cost_bps"] / BPS, 4)
         if best
         else None,
         **prov.out(),
@@ -707,7 +723,7 @@ class FundingHedgeOut(Provenanced):
 
 
 def _funding_latest() -> list[FundingRate]:
-    rows = FundingRate.objects.filter(observed_at__gte=ex.since(FUNDING_MAX_AGE)).order_by(
+    rows = FundingRate.objects.filter(observed_at__gte=since(FUNDING_MAX_AGE)).order_by(
         "exchange", "symbol", "-observed_at", "-funding_at"
     )
     latest: dict[tuple[str, str], FundingRate] = {}
@@ -738,22 +754,22 @@ def funding_hedge_desk(call: ProductCall) -> dict[str, Any]:
     fresh_required(prov, "funding rates")
     spots = {
         (q.exchange, q.symbol): q
-        for q in ex.quotes_fresh(
-            seen_since=ex.since(BOOK_MAX_AGE), symbols={f.symbol.split(":")[0] for f in readings}
+        for q in quotes_fresh(
+            seen_since=since(BOOK_MAX_AGE), symbols={f.symbol.split(":")[0] for f in readings}
         )
     }
     carries: list[dict[str, Any]] = []
     by_base: dict[str, list[tuple[FundingRate, float]]] = {}
     for f in readings:
-        hours = ex.funding_hours(f.funding_at, f.next_funding_at)
+        hours = funding_hours(f.funding_at, f.next_funding_at)
         rate = float(f.rate)
-        annual = ex.funding_annualized_pct(rate, hours)
+        annual = funding_annualized_pct(rate, hours)
         spot_symbol = f.symbol.split(":")[0]
         spot = spots.get((f.exchange, spot_symbol))
-        taker = ex.taker_bps(f.exchange)
+        taker = taker_bps(f.exchange)
         basis = None
         if spot is not None and f.mark_price is not None:
-            basis = (float(f.mark_price) - spot.mid) / spot.mid * ex.BPS
+            basis = (float(f.mark_price) - spot.mid) / spot.mid * BPS
         fee = 4 * taker if taker is not None else None
         carries.append(
             {
@@ -778,7 +794,7 @@ def funding_hedge_desk(call: ProductCall) -> dict[str, Any]:
                 if fa.exchange == fb.exchange:
                     continue
                 (hi, hi_ann), (lo, lo_ann) = ((fa, aa), (fb, ab)) if aa >= ab else ((fb, ab), (fa, aa))
-                ta, tb = ex.taker_bps(hi.exchange), ex.taker_bps(lo.exchange)
+                ta, tb = taker_bps(hi.exchange), taker_bps(lo.exchange)
                 fee = 2 * (ta + tb) if ta is not None and tb is not None else None
                 diff = hi_ann - lo_ann
                 cross.append(
@@ -805,7 +821,7 @@ def funding_hedge_desk(call: ProductCall) -> dict[str, Any]:
 
 
 def _fresh_funding() -> tuple[bool, str]:
-    if FundingRate.objects.filter(observed_at__gte=ex.since(FUNDING_MAX_AGE)).exists():
+    if FundingRate.objects.filter(observed_at__gte=since(FUNDING_MAX_AGE)).exists():
         return True, ""
     return False, "no funding rates newer than 30 minutes"
 
@@ -890,18 +906,18 @@ class IntentOut(Provenanced, RouteOut):
     notional_usdc: float
 
 
-def _route(books: Sequence[ex.Book], side: ex.Side, notional: float) -> dict[str, Any]:
-    fees = {b.exchange: f for b in books if (f := ex.fees_for(b.exchange).taker) is not None}
-    cmid = ex.consolidated_mid(books)
+def _route(books: Sequence[Book], side: Side, notional: float) -> dict[str, Any]:
+    fees = {b.exchange: f for b in books if (f := fees_for(b.exchange).taker) is not None}
+    cmid = consolidated_mid(books)
     if cmid is None or not fees:
         raise ProductFailed("no order book with both sides and a known fee; nothing was charged")
-    route = ex.route_best(books, side=side, notional=notional, fees=fees)
+    route = route_best(books, side=side, notional=notional, fees=fees)
     symbols = {b.exchange: b.symbol for b in books}
     singles: list[tuple[float | None, dict[str, Any]]] = []
     for book in books:
         if book.exchange not in fees:
             continue
-        single = ex.route_best([book], side=side, notional=notional, fees=fees)
+        single = route_best([book], side=side, notional=notional, fees=fees)
         complete = single.unfilled_quote <= notional * 1e-9
         single_cost = single.cost_bps(cmid) if complete else None
         singles.append(
@@ -932,7 +948,7 @@ def _route(books: Sequence[ex.Book], side: ex.Side, notional: float) -> dict[str
                 "share_pct": _rf(leg.quote / filled * 100 if filled else 0.0, 2),
                 "base_qty": _rf(leg.base, 8),
                 "avg_price": _price(leg.avg_price),
-                "taker_fee_bps": _rf(fees[leg.exchange] * ex.BPS, 3),
+                "taker_fee_bps": _rf(fees[leg.exchange] * BPS, 3),
                 "fee_quote": _rf(leg.fee_quote, 4),
                 "levels_used": leg.levels_used,
             }
@@ -1061,8 +1077,8 @@ def tokenized_auto_route(call: ProductCall) -> dict[str, Any]:
         listings = ExchangeMarket.objects.filter(base=asset.symbol).filter(
             Q(quote="USDT") | Q(quote="USDC") | Q(quote="USD")
         )
-        books = ex.books_fresh(
-            seen_since=ex.since(BOOK_MAX_AGE), symbols=set(listings.values_list("symbol", flat=True))
+        books = books_fresh(
+            seen_since=since(BOOK_MAX_AGE), symbols=set(listings.values_list("symbol", flat=True))
         )
         if not books:
             continue
@@ -1097,7 +1113,7 @@ def tokenized_auto_route(call: ProductCall) -> dict[str, Any]:
 def _fresh_tokenized_books() -> tuple[bool, str]:
     bases = list(TokenizedAsset.objects.filter(on_watchlist=True).values_list("symbol", flat=True))
     symbols = ExchangeMarket.objects.filter(base__in=bases).values_list("symbol", flat=True)
-    if OrderBook.objects.filter(observed_at__gte=ex.since(BOOK_MAX_AGE), symbol__in=symbols).exists():
+    if OrderBook.objects.filter(observed_at__gte=since(BOOK_MAX_AGE), symbol__in=symbols).exists():
         return True, ""
     return False, "no order books of tokenized assets newer than 5 minutes"
 
@@ -1221,7 +1237,7 @@ def defi_yield_scout(call: ProductCall) -> dict[str, Any]:
         "risk-adjusted APY, then TVL",
         max_age=YIELD_MAX_AGE,
     )
-    fresh = YieldPool.objects.filter(observed_at__gte=ex.since(YIELD_MAX_AGE))
+    fresh = YieldPool.objects.filter(observed_at__gte=since(YIELD_MAX_AGE))
     newest = fresh.order_by("-observed_at").first()
     if newest is None:
         raise ProductFailed("no DeFi yield pools ingested in the last 3 hours; nothing was charged")
@@ -1256,7 +1272,7 @@ def defi_yield_scout(call: ProductCall) -> dict[str, Any]:
 
 
 def _fresh_yields() -> tuple[bool, str]:
-    if YieldPool.objects.filter(observed_at__gte=ex.since(YIELD_MAX_AGE)).exists():
+    if YieldPool.objects.filter(observed_at__gte=since(YIELD_MAX_AGE)).exists():
         return True, ""
     return False, "no DeFi yield pools ingested in the last 3 hours"
 
@@ -1340,7 +1356,7 @@ class TwapOut(Provenanced):
 
 def _volumes(symbol: str) -> dict[str, float]:
     rows = ExchangeMarket.objects.filter(
-        symbol=symbol, updated_at__gte=ex.since(BOOK_MAX_AGE), volume_24h_usd__isnull=False
+        symbol=symbol, updated_at__gte=since(BOOK_MAX_AGE), volume_24h_usd__isnull=False
     )
     return {m.exchange: float(m.volume_24h_usd or 0) for m in rows}
 
@@ -1355,17 +1371,17 @@ def twap_preview(call: ProductCall) -> dict[str, Any]:
         max_age=BOOK_MAX_AGE,
     )
     books = _books_for(symbol, prov)
-    total = round(params.notional_usdc * ex.USDC_ATOMIC)
-    amounts = ex.slices_atomic(total, params.slices)
-    slice_notional = max(amounts) / ex.USDC_ATOMIC
+    total = round(params.notional_usdc * USDC_ATOMIC)
+    amounts = slices_atomic(total, params.slices)
+    slice_notional = max(amounts) / USDC_ATOMIC
     cmid, venues = _venue_costs(books, slice_notional, "buy")
     chosen = next((v for v in venues if v["all_in_cost_bps"] is not None), venues[0])
     book = next(b for b in books if b.exchange == chosen["venue"])
     mid = book.mid or cmid
-    fee = ex.fees_for(book.exchange).taker
-    buy = ex.book_walk(book.asks, side="buy", notional=slice_notional)
-    sell = ex.book_walk(book.bids, side="sell", notional=slice_notional)
-    whole = ex.book_walk(book.asks, side="buy", notional=params.notional_usdc)
+    fee = fees_for(book.exchange).taker
+    buy = book_walk(book.asks, side="buy", notional=slice_notional)
+    sell = book_walk(book.bids, side="sell", notional=slice_notional)
+    whole = book_walk(book.asks, side="buy", notional=params.notional_usdc)
     volumes = _volumes(symbol)
     volume = volumes.get(book.exchange)
     per_minute = volume / 1440 if volume else None
@@ -1377,14 +1393,14 @@ def twap_preview(call: ProductCall) -> dict[str, Any]:
     start = timezone.now().replace(second=0, microsecond=0) + timedelta(minutes=1)
     schedule = []
     for i, amount in enumerate(amounts):
-        usd = amount / ex.USDC_ATOMIC
-        fill = ex.book_walk(book.asks, side="buy", notional=usd)
+        usd = amount / USDC_ATOMIC
+        fill = book_walk(book.asks, side="buy", notional=usd)
         schedule.append(
             {
                 "n": i + 1,
                 "at": iso(start + timedelta(minutes=interval * i)),
                 "amount_atomic": amount,
-                "amount_usdc": ex.usdc_text(amount),
+                "amount_usdc": usdc_text(amount),
                 "est_base_qty": _r(fill.filled_base, 8) if fill.complete else None,
                 "participation_pct": _r(usd / (per_minute * interval) * 100, 4) if per_minute else None,
             }
@@ -1399,13 +1415,13 @@ def twap_preview(call: ProductCall) -> dict[str, Any]:
         "volume_24h_usd": _r(volume, 2),
         "volume_24h_usd_all_venues": _r(sum(volumes.values()), 2) if volumes else None,
         "participation_24h_pct": _r(params.notional_usdc / volume * 100, 6) if volume else None,
-        "est_cost_bps_buy": _r(ex.cost_bps(buy, reference=mid, fee=fee), 3) if buy.complete else None,
-        "est_cost_bps_sell": _r(ex.cost_bps(sell, reference=mid, fee=fee), 3) if sell.complete else None,
-        "single_order_cost_bps_buy": _r(ex.cost_bps(whole, reference=mid, fee=fee), 3)
+        "est_cost_bps_buy": _r(cost_bps(buy, reference=mid, fee=fee), 3) if buy.complete else None,
+        "est_cost_bps_sell": _r(cost_bps(sell, reference=mid, fee=fee), 3) if sell.complete else None,
+        "single_order_cost_bps_buy": _r(cost_bps(whole, reference=mid, fee=fee), 3)
         if whole.complete
         else None,
         "levels_used": buy.levels_used,
-        "taker_fee_bps": _r(fee * ex.BPS if fee is not None else None, 3),
+        "taker_fee_bps": _r(fee * BPS if fee is not None else None, 3),
         "venues": venues,
         **prov.out(),
     }
@@ -1476,14 +1492,14 @@ def mm_hint(call: ProductCall) -> dict[str, Any]:
         "1m ATR x sqrt(60) of the mid",
         max_age=BOOK_MAX_AGE,
     )
-    books = ex.books_fresh(seen_since=ex.since(BOOK_MAX_AGE))
+    books = books_fresh(seen_since=since(BOOK_MAX_AGE))
     if not books:
         raise ProductFailed("no order books newer than 5 minutes; nothing was charged")
     volumes: dict[tuple[str, str], float] = {
         (m.exchange, m.symbol): float(m.volume_24h_usd or 0)
-        for m in ExchangeMarket.objects.filter(updated_at__gte=ex.since(BOOK_MAX_AGE))
+        for m in ExchangeMarket.objects.filter(updated_at__gte=since(BOOK_MAX_AGE))
     }
-    deepest: dict[str, ex.Book] = {}
+    deepest: dict[str, Book] = {}
     for b in books:
         held = deepest.get(b.symbol)
         if held is None or volumes.get((b.exchange, b.symbol), 0) > volumes.get(
@@ -1491,7 +1507,7 @@ def mm_hint(call: ProductCall) -> dict[str, Any]:
         ):
             deepest[b.symbol] = b
     ranked = sorted(deepest.values(), key=lambda b: -volumes.get((b.exchange, b.symbol), 0))
-    cutoff = ex.since(CANDLE_1M_MAX_AGE)
+    cutoff = since(CANDLE_1M_MAX_AGE)
     quotes: list[dict[str, Any]] = []
     for book in ranked:
         if len(quotes) >= MM_MAX_SYMBOLS:
@@ -1520,15 +1536,15 @@ def mm_hint(call: ProductCall) -> dict[str, Any]:
     return {"bias": bias, "quotes": quotes, **prov.out()}
 
 
-def _mm_quote(book: ex.Book, mid: float, atr: float, series: Series, bias: str) -> dict[str, Any]:
-    atr_bps = atr / series.last * ex.BPS
-    maker = ex.fees_for(book.exchange).maker_bps
-    venue_spread = (book.asks[0][0] - book.bids[0][0]) / mid * ex.BPS
+def _mm_quote(book: Book, mid: float, atr: float, series: Series, bias: str) -> dict[str, Any]:
+    atr_bps = atr / series.last * BPS
+    maker = fees_for(book.exchange).maker_bps
+    venue_spread = (book.asks[0][0] - book.bids[0][0]) / mid * BPS
     spread = max(2 * (maker or 0.0) + atr_bps, venue_spread)
     skew = {"long": 1.0, "short": -1.0}.get(bias, 0.0) * MM_SKEW_OF_SPREAD * spread
     half = spread / 2
     hourly = atr_bps * math.sqrt(60)
-    floor = mid * (1 - hourly / ex.BPS)
+    floor = mid * (1 - hourly / BPS)
     capacity = sum(p * s for p, s in book.bids if p >= floor)
     share = MM_TARGET_BASE_SHARE.get(bias, 0.5)
     lean = {"long": "lean long: bid nearer the mid", "short": "lean short: ask nearer the mid"}.get(
@@ -1549,8 +1565,8 @@ def _mm_quote(book: ex.Book, mid: float, atr: float, series: Series, bias: str) 
         "venue_spread_bps": _rf(venue_spread, 3),
         "quote_spread_bps": _rf(spread, 3),
         "skew_bps": _rf(skew, 3),
-        "bid": _price(mid * (1 - (half - skew) / ex.BPS)),
-        "ask": _price(mid * (1 + (half + skew) / ex.BPS)),
+        "bid": _price(mid * (1 - (half - skew) / BPS)),
+        "ask": _price(mid * (1 + (half + skew) / BPS)),
         "hourly_move_bps": _rf(hourly, 3),
         "target_base_share": share,
         "max_inventory_quote": _rf(capacity, 2),
