@@ -15,7 +15,7 @@ from catalog.analytics.indicators import snapshot
 from catalog.analytics.series import ohlcv
 from catalog.editorial.track_record import desk_signal_publish
 from catalog.models import Candle, Sku
-from catalog.products.risk import EXIT_TRAIL_ATR
+from catalog.products.risk.exits import EXIT_TRAIL_ATR
 from tests.marketdata import band, bars_write, candles_write, falling, market_write
 from tests.wallets import funded_buyer
 

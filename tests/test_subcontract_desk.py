@@ -14,7 +14,7 @@ from billing.models import Account
 from catalog.models import Sku
 from catalog.products.intel import SentimentParams
 from catalog.products.registry import ProductCall, product_get
-from catalog.products.risk import DecisionPackParams
+from catalog.products.risk.decision import DecisionPackParams
 from catalog.products.signals import SignalsParams
 from tests.marketdata import (
     calendar_write,

@@ -27,7 +27,7 @@ from catalog.products.registry import (
     product_get,
     register,
 )
-from catalog.products.risk import DecisionCheckOut, DecisionPackParams, _symbol_known
+from catalog.products.risk.decision import DecisionCheckOut, DecisionPackParams, _symbol_known
 from catalog.products.signals import SignalsParams
 
 Horizon = Literal["scalp", "intraday", "swing"]
