@@ -14,6 +14,7 @@ from django.utils import timezone
 from a2a_service.core.admin_base import ReadOnlyAdmin, StaffAdmin
 from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
+from catalog.analytics.prediction_match import prediction_match_review
 from catalog.analytics.sentiment import news_score
 from catalog.editorial.track_record import desk_enable
 from catalog.feeds.registry import feed_get
@@ -550,8 +551,6 @@ class PredictionMatchAdmin(StaffAdmin):
         return False
 
     def _review(self, request: HttpRequest, queryset: QuerySet[PredictionMatchModel], status: str) -> None:
-        from catalog.analytics.prediction_match import prediction_match_review
-
         for pk in queryset.values_list("pk", flat=True):
             prediction_match_review(match_id=pk, status=status)
         self.message_user(request, f"{queryset.count()} pair(s) {status}", messages.SUCCESS)
