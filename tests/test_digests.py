@@ -19,7 +19,7 @@ from catalog.products.digests.regulatory import impact_of, regulatory_payload
 from catalog.products.digests.weekly import weekly_payload
 from catalog.services import catalog_seed
 from tests.feedserver import Answer, FeedServer
-from tests.marketdata import digests_market_write
+from tests.market_scenarios import digests_market_write
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from billing.models import Account
 from catalog.editorial.briefs import brief_compose
 from catalog.editorial.intel import intel_compute
 from catalog.models import EditorialPiece, Sku
-from tests.marketdata import brief_market_write, signals_market_write
+from tests.market_scenarios import brief_market_write, signals_market_write
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

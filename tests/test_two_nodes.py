@@ -103,7 +103,7 @@ def test_two_concurrent_compositions_make_one_morning_brief_of_the_day():
     from catalog.editorial.intel import intel_compute
     from catalog.models import EditorialPiece
     from catalog.services import catalog_seed
-    from tests.marketdata import brief_market_write, signals_market_write
+    from tests.market_scenarios import brief_market_write, signals_market_write
 
     catalog_seed()
     signals_market_write()
