@@ -52,7 +52,9 @@ def fresh_required(prov: Provenance, what: str = "fresh market data") -> None:
     """Refuse to sell (503, nothing charged) when none of a payload's inputs is within its
     freshness limit (the analytics say whether they are, Provenance.stale; selling is ours)."""
     if prov.stale:
-        raise ProductFailed(f"no {what} newer than {int(prov.max_age.total_seconds())} s; nothing was charged")
+        raise ProductFailed(
+            f"no {what} newer than {int(prov.max_age.total_seconds())} s; nothing was charged"
+        )
 
 
 def not_built(call: ProductCall) -> dict[str, Any]:
