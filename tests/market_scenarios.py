@@ -11,10 +11,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from catalog.analytics.series import timeframe_delta
-from catalog.models import (
-    Candle,
-    NewsItem,
-)
+from catalog.models import Candle, NewsItem
 from tests.marketdata import (
     Shape,
     band,

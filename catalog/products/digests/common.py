@@ -13,13 +13,8 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
 from catalog.analytics.provenance import Provenance
-from catalog.analytics.sentiment import (
-    ScoredNews,
-    news_in_window,
-)
-from catalog.models import (
-    EditorialPiece,
-)
+from catalog.analytics.sentiment import ScoredNews, news_in_window
+from catalog.models import EditorialPiece
 
 SentimentLabel = Literal["positive", "negative", "neutral"]
 

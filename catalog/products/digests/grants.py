@@ -12,10 +12,7 @@ from pydantic import BaseModel, Field
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.models import (
-    EditorialPiece,
-    GrantProgram,
-)
+from catalog.models import EditorialPiece, GrantProgram
 from catalog.products.digests.common import StaffNoteOut, staff_note
 from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, fresh_required, product
 

@@ -13,16 +13,9 @@ from pydantic import BaseModel, Field
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.analytics.sentiment import (
-    ScoredNews,
-    asset_sentiment,
-    news_sentiment_backfill,
-    scored_news,
-)
+from catalog.analytics.sentiment import ScoredNews, asset_sentiment, news_sentiment_backfill, scored_news
 from catalog.analytics.series import ohlcv, symbols_with_candles
-from catalog.models import (
-    NewsItem,
-)
+from catalog.models import NewsItem
 from catalog.products.digests.common import (
     NewsLineOut,
     SentimentLabel,

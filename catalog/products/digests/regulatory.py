@@ -13,14 +13,8 @@ from pydantic import Field
 
 from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.analytics.sentiment import (
-    news_in_window,
-    scored_news,
-)
-from catalog.models import (
-    EditorialPiece,
-    NewsItem,
-)
+from catalog.analytics.sentiment import news_in_window, scored_news
+from catalog.models import EditorialPiece, NewsItem
 from catalog.products.digests.common import (
     NewsLineOut,
     StaffNoteOut,

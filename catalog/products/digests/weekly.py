@@ -12,19 +12,10 @@ from pydantic import BaseModel, Field
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.analytics.sentiment import (
-    news_in_window,
-    news_sentiment_backfill,
-    scored_news,
-)
+from catalog.analytics.sentiment import news_in_window, news_sentiment_backfill, scored_news
 from catalog.analytics.track import record_of
 from catalog.editorial.track_record import closed_pnls
-from catalog.models import (
-    DeskSignal,
-    EditorialPiece,
-    PredictionMarket,
-    RegimeSnapshot,
-)
+from catalog.models import DeskSignal, EditorialPiece, PredictionMarket, RegimeSnapshot
 from catalog.products.digests.common import NewsLineOut, StaffNoteOut, _news_prov, news_line, staff_note
 from catalog.products.registry import ProductCall, ProductFailed, fresh_required, product
 

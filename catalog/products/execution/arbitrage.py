@@ -8,12 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from catalog.analytics.execution.books import (
-    Book,
-    books_fresh,
-    quotes_fresh,
-    since,
-)
+from catalog.analytics.execution.books import Book, books_fresh, quotes_fresh, since
 from catalog.analytics.execution.fees import fees_for
 from catalog.analytics.execution.gaps import Gap, arb_size, best_gaps
 from catalog.analytics.execution.pairs import pair_zscores

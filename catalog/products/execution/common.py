@@ -11,24 +11,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field
 
 from a2a_service.core.errors import NotFound
-from catalog.analytics.execution.books import (
-    BPS,
-    Book,
-    Side,
-    book_walk,
-    books_fresh,
-    cost_bps,
-    since,
-)
+from catalog.analytics.execution.books import BPS, Book, Side, book_walk, books_fresh, cost_bps, since
 from catalog.analytics.execution.fees import fees_for
 from catalog.analytics.execution.routing import consolidated_mid
 from catalog.analytics.provenance import Provenance
 from catalog.models import ExchangeMarket, OrderBook
-from catalog.products.registry import (
-    ProductCall,
-    ProductFailed,
-    fresh_required,
-)
+from catalog.products.registry import ProductCall, ProductFailed, fresh_required
 
 # --- freshness limits (why each) ------------------------------------------------------------
 # The exchanges feed passes every 60 s: a top or a book older than five passes is no market.

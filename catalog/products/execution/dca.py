@@ -11,9 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel
-from catalog.analytics.execution.books import (
-    BPS,
-)
+from catalog.analytics.execution.books import BPS
 from catalog.analytics.execution.slicing import USDC_ATOMIC, slices_atomic, usdc_text
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.products.execution.common import (
@@ -28,12 +26,7 @@ from catalog.products.execution.common import (
     _r,
     _venue_costs,
 )
-from catalog.products.registry import (
-    EXECUTION_INTELLIGENCE,
-    ProductCall,
-    ProductSpec,
-    register,
-)
+from catalog.products.registry import EXECUTION_INTELLIGENCE, ProductCall, ProductSpec, register
 
 DCA_MAX_BUYS = 500
 

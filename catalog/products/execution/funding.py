@@ -8,11 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from catalog.analytics.execution.books import (
-    BPS,
-    quotes_fresh,
-    since,
-)
+from catalog.analytics.execution.books import BPS, quotes_fresh, since
 from catalog.analytics.execution.fees import taker_bps
 from catalog.analytics.execution.funding import funding_annualized_pct, funding_hours
 from catalog.analytics.provenance import Provenance, Provenanced

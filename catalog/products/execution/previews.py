@@ -13,14 +13,7 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel
-from catalog.analytics.execution.books import (
-    BPS,
-    Book,
-    book_walk,
-    books_fresh,
-    cost_bps,
-    since,
-)
+from catalog.analytics.execution.books import BPS, Book, book_walk, books_fresh, cost_bps, since
 from catalog.analytics.execution.fees import fees_for
 from catalog.analytics.execution.slicing import USDC_ATOMIC, slices_atomic, usdc_text
 from catalog.analytics.indicators import snapshot

@@ -11,13 +11,7 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from a2a_service.core.errors import NotFound
 from a2a_service.core.inputs import QueryModel
-from catalog.analytics.execution.books import (
-    BPS,
-    Book,
-    Side,
-    books_fresh,
-    since,
-)
+from catalog.analytics.execution.books import BPS, Book, Side, books_fresh, since
 from catalog.analytics.execution.fees import fees_for
 from catalog.analytics.execution.routing import consolidated_mid, route_best
 from catalog.analytics.provenance import Provenance, Provenanced

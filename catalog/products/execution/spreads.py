@@ -10,11 +10,7 @@ from django.conf import settings
 from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
-from catalog.analytics.execution.books import (
-    Quote,
-    quotes_fresh,
-    since,
-)
+from catalog.analytics.execution.books import Quote, quotes_fresh, since
 from catalog.analytics.execution.gaps import best_gaps
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import SpreadSnapshot

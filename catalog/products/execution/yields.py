@@ -10,9 +10,7 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import BaseModel, Field
 
 from a2a_service.core.inputs import Limit, QueryModel
-from catalog.analytics.execution.books import (
-    since,
-)
+from catalog.analytics.execution.books import since
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import YieldPool
 from catalog.products.execution.common import _r, _rf

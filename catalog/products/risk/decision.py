@@ -12,21 +12,12 @@ from a2a_service.core.errors import NotFound
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel
 from catalog.analytics import desks
-from catalog.analytics.macro import (
-    calendar_sources,
-    macro_gate,
-)
+from catalog.analytics.macro import calendar_sources, macro_gate
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.analytics.regime import regime_classify
 from catalog.analytics.series import ohlcv, timeframe_delta
 from catalog.models import Candle, ExchangeMarket
-from catalog.products.registry import (
-    ProductCall,
-    ProductFailed,
-    ProductSpec,
-    TeaserSpec,
-    register,
-)
+from catalog.products.registry import ProductCall, ProductFailed, ProductSpec, TeaserSpec, register
 
 # ccxt unified spot symbols: "BTC/USDT" (a perpetual's ":USDT" settle suffix allowed).
 SYMBOL_PATTERN = r"^[A-Za-z0-9]{1,20}/[A-Za-z0-9]{1,12}(:[A-Za-z0-9]{1,12})?$"

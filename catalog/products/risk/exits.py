@@ -19,13 +19,7 @@ from catalog.analytics.regime import regime_classify
 from catalog.analytics.series import candle_as_of, ohlcv, timeframe_delta
 from catalog.editorial.track_record import signal_bars
 from catalog.models import Candle, DeskSignal, ExchangeMarket
-from catalog.products.registry import (
-    ProductCall,
-    ProductSpec,
-    TeaserSpec,
-    fresh_required,
-    register,
-)
+from catalog.products.registry import ProductCall, ProductSpec, TeaserSpec, fresh_required, register
 from catalog.products.risk.decision import SYMBOL_PATTERN
 
 # A price older than this (a 1m close, a ticker) may already be past a stop the service did not
