@@ -7,9 +7,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from billing.routes import routes_state
-from catalog.api.schemas import PaymentAlternatives
 from catalog.products.registry import ProductCall, product
 from catalog.selectors import payment_alternatives
+from catalog.selectors.schemas import PaymentAlternatives
 
 
 class PaymentRouteOut(BaseModel):

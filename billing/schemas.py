@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from a2a_service.core.inputs import QueryModel
 from a2a_service.core.schemas import ErrorOut, Out
-from catalog.api.schemas import PaymentAlternatives, SkuOut
+from catalog.selectors.schemas import PaymentAlternatives, SkuOut
 
 
 class CreditBundleOut(Out):

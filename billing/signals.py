@@ -1,7 +1,7 @@
 """A changed SKU (price, status) or news item (its own price) makes every stored 402
 challenge stale: they are dropped once the write commits (billing/x402/fastpath.py). A bulk
 update of SKUs sends no post_save: the catalog sends skus_updated instead. A product whose
-availability changed (catalog/availability.py) must not keep a challenge either."""
+availability changed (catalog/products/availability.py) must not keep a challenge either."""
 
 from __future__ import annotations
 

@@ -14,7 +14,9 @@ from django.utils import timezone
 from a2a_service.core.admin_base import ReadOnlyAdmin, StaffAdmin
 from a2a_service.core.fastcache import free_documents_forget
 from a2a_service.core.money import ATOMIC_PER_USDC, atomic_from_usdc
+from catalog.analytics.prediction_match import prediction_match_review
 from catalog.analytics.sentiment import news_score
+from catalog.editorial.track_record import desk_enable
 from catalog.feeds.registry import feed_get
 from catalog.feeds.runner import feed_run
 from catalog.models import (
@@ -54,7 +56,6 @@ from catalog.models import (
 from catalog.models.calendar import MANUAL
 from catalog.models.prediction_match import PredictionMatch as PredictionMatchModel
 from catalog.services import sku_set_status
-from catalog.track_record import desk_enable
 
 
 class UsdcPriceForm(forms.ModelForm):
@@ -404,7 +405,7 @@ class EquityQuoteAdmin(ReadOnlyAdmin):
 @admin.register(DeskState)
 class DeskStateAdmin(StaffAdmin):
     """A desk killed by its drawdown publishes nothing until staff re-enable it here (its
-    drawdown then counts from the re-enable: catalog/track_record.py)."""
+    drawdown then counts from the re-enable: catalog/editorial/track_record.py)."""
 
     list_display = ["desk", "enabled", "killed_at", "kill_reason", "kill_drawdown_pct", "record_since"]
     list_filter = ["enabled"]
@@ -550,8 +551,6 @@ class PredictionMatchAdmin(StaffAdmin):
         return False
 
     def _review(self, request: HttpRequest, queryset: QuerySet[PredictionMatchModel], status: str) -> None:
-        from catalog.analytics.prediction_match import prediction_match_review
-
         for pk in queryset.values_list("pk", flat=True):
             prediction_match_review(match_id=pk, status=status)
         self.message_user(request, f"{queryset.count()} pair(s) {status}", messages.SUCCESS)

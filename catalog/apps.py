@@ -16,6 +16,7 @@ class CatalogConfig(AppConfig):
         from . import products, signals  # noqa: F401
         from .counters import counter_increment
         from .feeds import adapters_load
+        from .products import availability  # noqa: F401  (connects the availability watch)
 
         adapters_load()
 

@@ -84,24 +84,21 @@ spreads_ingested = Signal()
 # challenges) are not catalog's to import.
 skus_updated = Signal()
 
-# Sent once the transaction that published a desk signal committed (catalog/track_record.py
+# Sent once the transaction that published a desk signal committed (catalog/editorial/track_record.py
 # desk_signal_publish), with `signal_id`: execution delegation and the coordination pool (webhooks
 # app) turn it into orders and pooled deliveries. After the commit, so a listener never acts on a
 # signal that rolled back; the listener's own sweep covers a process that died in between.
 desk_signal_published = Signal()
 
+# Sent at the end of every pass that writes the catalog's data (a feed pass, a prune, the
+# analytics pass), whatever it wrote: what changed may make a product (un)available, and the
+# products (catalog/products/availability.py) are above the passes, not theirs to import.
+data_pass_finished = Signal()
+
 # Sent (after the write that caused it committed) with `skus`, the products whose availability
-# (their spec's `available` check) changed since the last look (catalog/availability.py):
+# (their spec's `available` check) changed since the last look (catalog/products/availability.py):
 # billing drops the 402 challenges it stores in front of Django, which are not catalog's to import.
 product_availability_changed = Signal()
-
-
-@receiver([post_save, post_delete], sender="catalog.EditorialPiece")
-def watch_brief_availability(sender: type, **kwargs: Any) -> None:
-    """A brief written, withdrawn or deleted may make the brief products (un)available."""
-    from catalog.availability import availability_watch
-
-    transaction.on_commit(availability_watch)
 
 
 @receiver(product_availability_changed)

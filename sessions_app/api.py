@@ -16,8 +16,8 @@ from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel, parse_query, query_parameters, query_values
 from a2a_service.core.views import ApiView, base_url, ok
 from billing.paid_call import SessionReceipt, paid_call, paid_offer
-from catalog.api import schemas as s
 from catalog.models import Sku
+from catalog.selectors import schemas as s
 from sessions_app.rail import session_by_token, session_payment
 
 

@@ -27,11 +27,11 @@ from a2a_service.core.redisconn import redis_client
 from billing.models import Account, ApiKey, WhaleToken
 from billing.x402.fastpath import PREFIX as CHALLENGES
 from catalog.analytics.prediction_match import prediction_matches_refresh
-from catalog.briefs import brief_compose
-from catalog.intel import TREND_DESK
+from catalog.editorial.briefs import brief_compose
+from catalog.editorial.intel import TREND_DESK
+from catalog.editorial.track_record import desk_kill, desk_signal_publish
 from catalog.models import DeskState, EditorialPiece, PredictionMatch, Sku
-from catalog.track_record import desk_kill, desk_signal_publish
-from tests.marketdata import brief_market_write, prediction_market_write, prediction_shop_write
+from tests.market_scenarios import brief_market_write, prediction_market_write, prediction_shop_write
 from tests.test_webhooks import queued, run_until_settled, subscribe  # noqa: F401 - `queued` by name
 from tests.test_whale import tier_account
 from tests.wallets import funded_buyer

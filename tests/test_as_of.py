@@ -14,10 +14,11 @@ from django.utils import timezone
 from a2a_service.core.formats import iso
 from catalog.analytics.provenance import Provenance
 from catalog.analytics.series import candle_as_of, ohlcv
-from catalog.intel import intel_compute
+from catalog.editorial.intel import intel_compute
 from catalog.models import DeskSignal, IntelSnapshot
-from catalog.products.digests import move_24h
-from tests.marketdata import open_bars_market_write, tokenized_market_write
+from catalog.products.digests.groups import move_24h
+from tests.market_scenarios import open_bars_market_write
+from tests.marketdata import tokenized_market_write
 from tests.wallets import funded_buyer
 from webhooks.delegation.selectors import mark_price
 

@@ -20,15 +20,14 @@ from billing.models import Account, LedgerEntry
 from catalog.models import CatalogAgent, Sku
 from catalog.products.registry import product_get
 from catalog.selectors.teasers import product_excerpt
+from tests.market_scenarios import prediction_market_write, signals_shop_write
 from tests.marketdata import (
     book_write,
     equity_quote_write,
     funding_reading_write,
     ladder,
     market_write,
-    prediction_market_write,
     sentiment_market_write,
-    signals_shop_write,
 )
 from tests.wallets import register_wallet
 
@@ -388,7 +387,7 @@ def model(settings):
 
 
 def grants() -> None:
-    from tests.marketdata import digests_market_write
+    from tests.market_scenarios import digests_market_write
 
     digests_market_write()
 

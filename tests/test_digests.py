@@ -1,4 +1,4 @@
-"""The digests computed from the data (catalog/products/digests.py), the grants feed
+"""The digests computed from the data (catalog/products/digests/), the grants feed
 (catalog/feeds/grants/) and the teasers' excerpts (catalog/selectors/teasers.py)."""
 
 from __future__ import annotations
@@ -13,16 +13,13 @@ from billing.models import Account
 from catalog.feeds.grants.parse import date_parse, deadline_in, grants_parse
 from catalog.feeds.runner import feed_run
 from catalog.models import EditorialPiece, GrantFeed, GrantProgram, Sku
-from catalog.products.digests import (
-    grants_payload,
-    impact_of,
-    market_groups_payload,
-    regulatory_payload,
-    weekly_payload,
-)
+from catalog.products.digests.grants import grants_payload
+from catalog.products.digests.groups import market_groups_payload
+from catalog.products.digests.regulatory import impact_of, regulatory_payload
+from catalog.products.digests.weekly import weekly_payload
 from catalog.services import catalog_seed
 from tests.feedserver import Answer, FeedServer
-from tests.marketdata import digests_market_write
+from tests.market_scenarios import digests_market_write
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,10 @@ from django.utils import timezone
 
 from billing.credits import credit_add
 from billing.models import Account, LedgerEntry
-from catalog.analytics import execution as ex
+from catalog.analytics.execution.books import book_walk, cost_bps
+from catalog.analytics.execution.funding import funding_annualized_pct
+from catalog.analytics.execution.gaps import arb_size
+from catalog.analytics.execution.slicing import slices_atomic
 from catalog.analytics.indicators import snapshot
 from catalog.analytics.series import ohlcv
 from catalog.feeds.exchanges import store
@@ -90,28 +93,28 @@ def gap_market():
 
 def test_walking_a_known_book():
     asks = [(100.0, 1.0), (101.0, 2.0), (102.0, 5.0)]
-    fill = ex.book_walk(asks, side="buy", notional=302.0)
+    fill = book_walk(asks, side="buy", notional=302.0)
     # 100 from the first level (1 unit), 202 from the second (2 units): 3 units for 302.
     assert fill.filled_base == pytest.approx(3.0) and fill.avg_price == pytest.approx(302 / 3)
     assert fill.slippage_bps == pytest.approx((302 / 3 - 100) / 100 * 10_000)
     assert (fill.levels_used, fill.unfilled_quote, fill.complete, fill.worst_price) == (2, 0.0, True, 101.0)
     # More than the book holds: every level, and the remainder reported.
-    fill = ex.book_walk(asks, side="buy", notional=1000.0)
+    fill = book_walk(asks, side="buy", notional=1000.0)
     assert fill.filled_quote == pytest.approx(100 + 202 + 510) and fill.unfilled_quote == pytest.approx(188)
     assert fill.levels_used == 3 and not fill.complete
     # A sell walks the bids down; its slippage is counted as a cost too.
     bids = [(99.0, 1.0), (98.0, 10.0)]
-    fill = ex.book_walk(bids, side="sell", notional=197.0)
+    fill = book_walk(bids, side="sell", notional=197.0)
     assert fill.filled_base == pytest.approx(2.0) and fill.slippage_bps == pytest.approx(
         (99 - 98.5) / 99 * 10_000
     )
-    assert ex.cost_bps(fill, reference=100.0, fee=0.001) == pytest.approx((100 - 98.5 * 0.999) / 100 * 10_000)
+    assert cost_bps(fill, reference=100.0, fee=0.001) == pytest.approx((100 - 98.5 * 0.999) / 100 * 10_000)
 
 
 def test_an_arbitrage_is_sized_while_the_next_unit_earns_after_fees():
     asks = [(100.0, 1.0), (100.2, 1.0)]
     bids = [(100.6, 1.5), (100.1, 5.0)]
-    size = ex.arb_size(asks, bids, buy_fee=0.001, sell_fee=0.001)
+    size = arb_size(asks, bids, buy_fee=0.001, sell_fee=0.001)
     # 1 at 100.0 and 0.5 at 100.2 sold at 100.6; the next unit (100.2 -> 100.1) loses.
     assert size.base == pytest.approx(1.5)
     assert size.buy_quote == pytest.approx(100.0 + 50.1) and size.sell_quote == pytest.approx(150.9)
@@ -121,13 +124,13 @@ def test_an_arbitrage_is_sized_while_the_next_unit_earns_after_fees():
 
 def test_atomic_slices_add_up_exactly():
     for total, n in ((10_000_000_000, 6), (10_000_010_000, 7), (1, 3), (999_999_999, 200)):
-        parts = ex.slices_atomic(total, n)
+        parts = slices_atomic(total, n)
         assert sum(parts) == total and len(parts) == n and max(parts) - min(parts) <= 1
 
 
 def test_annualized_funding():
-    assert ex.funding_annualized_pct(0.0001, 8) == pytest.approx(10.95)
-    assert ex.funding_annualized_pct(-0.0002, 4) == pytest.approx(-43.8)
+    assert funding_annualized_pct(0.0001, 8) == pytest.approx(10.95)
+    assert funding_annualized_pct(-0.0002, 4) == pytest.approx(-43.8)
 
 
 # --- spreads and the pair-arb desk ------------------------------------------------------------

@@ -13,10 +13,11 @@ from django.utils import timezone
 from billing.models import Account
 from catalog.analytics.indicators import snapshot
 from catalog.analytics.series import ohlcv
+from catalog.editorial.track_record import desk_signal_publish
 from catalog.models import Candle, Sku
-from catalog.products.risk import EXIT_TRAIL_ATR
-from catalog.track_record import desk_signal_publish
-from tests.marketdata import band, bars_write, candles_write, falling, market_write
+from catalog.products.risk.exits import EXIT_TRAIL_ATR
+from tests.market_scenarios import bars_write
+from tests.marketdata import band, candles_write, falling, market_write
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ import pytest
 from django.db import transaction
 
 import catalog.feeds.exchanges as exchanges_feed
-from catalog.analytics.execution import fees_for
+from catalog.analytics.execution.fees import fees_for
 from catalog.feeds.exchanges.client import sample_path
 from catalog.feeds.registry import FeedPass
 from catalog.models import ExchangeMarket, OrderBook, SpreadSnapshot

@@ -1,4 +1,4 @@
-"""Calendar risk and the macro gate (catalog/analytics/macro.py, catalog/products/risk.py):
+"""Calendar risk and the macro gate (catalog/analytics/macro.py, catalog/products/risk/macro.py):
 the gate closes within ±MACRO_GATE_HOURS of a high-impact event and opens after; the calendar
 lists events by time with its filters; both are bought with credits, and answer 503
 uncharged before any calendar is ingested."""

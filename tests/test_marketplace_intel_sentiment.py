@@ -10,15 +10,10 @@ from typing import Any
 import pytest
 
 from billing.models import Account
-from catalog.intel import intel_compute
+from catalog.editorial.intel import intel_compute
 from catalog.models import IntelSnapshot, Sku
-from tests.marketdata import (
-    news_write,
-    sentiment_market_write,
-    signals_market_write,
-    signals_shop_write,
-    tokenized_market_write,
-)
+from tests.market_scenarios import signals_market_write, signals_shop_write
+from tests.marketdata import news_write, sentiment_market_write, tokenized_market_write
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

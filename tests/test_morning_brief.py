@@ -1,4 +1,4 @@
-"""The morning brief composed from the data (catalog/briefs.py) and sold by the brief products
+"""The morning brief composed from the data (catalog/editorial/briefs.py) and sold by the brief products
 (catalog/products/briefs.py): it names the day's largest mover and the nearest high-impact
 event, every line carries its source, staff edits survive recomposition, the promo is a
 shorter cut, and no brief is a 503 with nothing charged."""
@@ -17,10 +17,10 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from billing.models import Account
-from catalog.briefs import brief_compose
-from catalog.intel import intel_compute
+from catalog.editorial.briefs import brief_compose
+from catalog.editorial.intel import intel_compute
 from catalog.models import EditorialPiece, Sku
-from tests.marketdata import brief_market_write, signals_market_write
+from tests.market_scenarios import brief_market_write, signals_market_write
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

@@ -15,12 +15,12 @@ from django.utils import timezone
 
 from billing.credits import credit_add
 from billing.models import Account
-from catalog.briefs import brief_compose
-from catalog.intel import intel_compute
+from catalog.editorial.briefs import brief_compose
+from catalog.editorial.intel import intel_compute
 from catalog.models import EditorialPiece
 from catalog.products.registry import ProductCall, ProductFailed, product_get
 from catalog.services import catalog_seed
-from tests.marketdata import brief_market_write, signals_market_write
+from tests.market_scenarios import brief_market_write, signals_market_write
 from tests.test_webhooks import queued, run_until_settled, subscribe  # noqa: F401  (fixture)
 from tests.wallets import register_wallet
 from webhooks.models import MorningBriefPush, PushEntitlement, WebhookDelivery, WebhookEvent

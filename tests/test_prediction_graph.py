@@ -14,7 +14,7 @@ from billing.models import Account
 from catalog.analytics.prediction_graph import entities, jaccard
 from catalog.products.registry import product_get
 from catalog.services import catalog_seed
-from tests.marketdata import prediction_graph_write
+from tests.market_scenarios import prediction_graph_write
 from tests.wallets import register_wallet
 from webhooks import services
 from webhooks.models import PushEntitlement, WebhookDelivery

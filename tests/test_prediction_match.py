@@ -26,7 +26,7 @@ from catalog.feeds.prediction_store import markets_upsert
 from catalog.feeds.registry import FeedPass
 from catalog.models import PredictionMarket, PredictionMatch
 from catalog.services import catalog_seed
-from tests.marketdata import FED_KALSHI, FED_POLYMARKET, prediction_market_write, prediction_shop_write
+from tests.market_scenarios import FED_KALSHI, FED_POLYMARKET, prediction_market_write, prediction_shop_write
 from tests.sample_server import sample_json
 from tests.test_webhooks import queued, subscribe  # noqa: F401 - the fixture is used by name
 from tests.wallets import funded_buyer

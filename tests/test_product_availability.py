@@ -24,8 +24,8 @@ from agents.models import AgentInteraction
 from billing.credits import ledger_audit
 from billing.models import LedgerEntry, Payment
 from billing.x402.fastpath import LOCAL, PREFIX
-from catalog.availability import AVAILABILITY_HASH, availability_refresh
 from catalog.models import EditorialPiece
+from catalog.products.availability import AVAILABILITY_HASH, availability_refresh
 from catalog.signals import product_availability_changed
 from tests.test_paid_head_idempotency import balance, funded
 

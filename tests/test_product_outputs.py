@@ -18,18 +18,20 @@ from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
-from tests.marketdata import (
+from tests.market_scenarios import (
     brief_market_write,
-    desks_market_write,
     digests_market_write,
+    prediction_graph_write,
+    prediction_shop_write,
+    signals_shop_write,
+    tokenized_candles_write,
+)
+from tests.marketdata import (
+    desks_market_write,
     execution_market_write,
     fee_history_write,
     mev_market_write,
-    prediction_graph_write,
-    prediction_shop_write,
     sentiment_market_write,
-    signals_shop_write,
-    tokenized_candles_write,
     tokenized_market_write,
 )
 from tests.test_federation import federation_data

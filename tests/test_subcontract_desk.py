@@ -14,19 +14,10 @@ from billing.models import Account
 from catalog.models import Sku
 from catalog.products.intel import SentimentParams
 from catalog.products.registry import ProductCall, product_get
-from catalog.products.risk import DecisionPackParams
+from catalog.products.risk.decision import DecisionPackParams
 from catalog.products.signals import SignalsParams
-from tests.marketdata import (
-    calendar_write,
-    falling,
-    falling_1m,
-    funding_write,
-    market_write,
-    news_write,
-    rising,
-    rising_1m,
-    trend_market_write,
-)
+from tests.market_scenarios import falling_1m, rising_1m, trend_market_write
+from tests.marketdata import calendar_write, falling, funding_write, market_write, news_write, rising
 from tests.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db

@@ -99,11 +99,11 @@ def test_a_slower_overlapping_scan_never_takes_the_deposit_cursor_back(watcher, 
 def test_two_concurrent_compositions_make_one_morning_brief_of_the_day():
     """compose-morning-brief sent by two beats at the same minute: one brief of the day (a second
     piece would be pushed to the brief's subscribers a second time)."""
-    from catalog.briefs import brief_compose
-    from catalog.intel import intel_compute
+    from catalog.editorial.briefs import brief_compose
+    from catalog.editorial.intel import intel_compute
     from catalog.models import EditorialPiece
     from catalog.services import catalog_seed
-    from tests.marketdata import brief_market_write, signals_market_write
+    from tests.market_scenarios import brief_market_write, signals_market_write
 
     catalog_seed()
     signals_market_write()

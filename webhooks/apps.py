@@ -8,8 +8,8 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
+        from catalog.editorial.track_record import live_fills_register
         from catalog.services import seeder_register
-        from catalog.track_record import live_fills_register
 
         from . import (
             dispatch,  # noqa: F401  (desk signals to delegations and pools)

@@ -54,7 +54,7 @@ def _exits(signal_id: int) -> None:
 
 @receiver(pre_save, sender=DeskSignal)
 def desk_signal_closing(sender: type, instance: DeskSignal, **kwargs: Any) -> None:
-    """A signal being closed (catalog/track_record.py desk_signal_close): once that commits,
+    """A signal being closed (catalog/editorial/track_record.py desk_signal_close): once that commits,
     each delegation holding a fill of its entry order gets the exit order."""
     if instance.pk is None or instance.closed_at is None:
         return

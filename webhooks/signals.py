@@ -147,7 +147,7 @@ def prediction_moved(sender: type, instance: PredictionMarket, **kwargs: Any) ->
 
 @receiver(pre_save, sender=DeskSignal)
 def signal_closed(sender: type, instance: DeskSignal, **kwargs: Any) -> None:
-    """A desk signal closed at a loss (its stop, or an expiry under water: catalog/track_record.py)
+    """A desk signal closed at a loss (its stop, or an expiry under water: catalog/editorial/track_record.py)
     is a risk exit for everyone who copied it."""
     if instance.pk is None or instance.closed_at is None or instance.pnl_pct is None or instance.pnl_pct >= 0:
         return
@@ -238,7 +238,7 @@ def morning_brief_push(piece: EditorialPiece) -> bool:
 
 @receiver(post_save, sender=EditorialPiece)
 def brief_published(sender: type, instance: EditorialPiece, **kwargs: Any) -> None:
-    """The composer (catalog/briefs.py brief_compose) or staff saving a published brief."""
+    """The composer (catalog/editorial/briefs.py brief_compose) or staff saving a published brief."""
     morning_brief_push(instance)
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from a2a_service.core.schemas import Out
 from billing.schemas import CreditBundleOut, CreditOnboardingOut, PaymentRouteState, SalesFigures
-from catalog.api.schemas import SkuOut
+from catalog.selectors.schemas import SkuOut
 
 
 class StorefrontSkuOut(SkuOut):

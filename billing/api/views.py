@@ -40,8 +40,8 @@ from billing.whale import TOKEN_HEADER as WHALE_TOKEN_HEADER
 from billing.x402.challenge import Challenge, challenge_body, challenge_header
 from billing.x402.fastpath import challenge_store
 from billing.x402.proof import PaymentRejected, proof_decode, proof_header
-from catalog.api import schemas as s
 from catalog.products.registry import ProductFailed, RunFn, product_get
+from catalog.selectors import schemas as s
 
 API_KEY_HEADER = OpenApiParameter(
     "X-API-Key",

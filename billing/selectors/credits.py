@@ -8,11 +8,11 @@ from django.conf import settings
 from a2a_service.core.money import usdc_from_atomic
 from billing import schemas as s
 from billing.models import Account, BillingSettings
-from catalog.api import schemas as cs
 from catalog.models import (
     Sku,
 )
 from catalog.products.registry import ProductCall, ProductFailed
+from catalog.selectors import schemas as cs
 from catalog.selectors.payment import absolute, payment_alternatives
 
 

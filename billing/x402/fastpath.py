@@ -13,7 +13,7 @@ Saving a SKU or a news item deletes the stored challenges and publishes an inval
 after commit, so every process forgets its copy and the next request is priced from the
 database. A challenge is stored only while its product has something to deliver (Django
 answers 503 otherwise, and that is not stored): a change of a product's availability seen
-by catalog/availability.py drops them all the same way, and a product with an availability
+by catalog/products/availability.py drops them all the same way, and a product with an availability
 check has its challenge stored for PRODUCT_AVAILABILITY_RECHECK_SECONDS only (in Redis and
 in each process's copy), since its data may go stale with no write to announce it.
 Challenges served from a process's copy are counted in memory and added to the Redis
@@ -38,7 +38,7 @@ from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
-from catalog.availability import AVAILABILITY_HASH, AVAILABLE
+from catalog.products.availability import AVAILABILITY_HASH, AVAILABLE
 
 logger = logging.getLogger(__name__)
 

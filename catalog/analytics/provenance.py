@@ -1,15 +1,16 @@
 """What every computed payload says about its data: `as_of` (the newest input row), `sources`
 (which feeds, venues, and whether from the local replay), `replay` (any input replayed),
 a one-line `method`, and `stale` (the newest input is older than the product's freshness
-limit). A product with nothing fresh enough raises ProductFailed (503, uncharged) instead of
-selling stale content, unless its spec says stale content is still worth selling, flagged.
+limit). Analytics only says whether the inputs are fresh; a product with nothing fresh enough
+refuses to sell (catalog/products/registry.py fresh_required: ProductFailed, 503, uncharged)
+instead of selling stale content, unless its spec says stale content is still worth selling, flagged.
 
 Usage in a product:
 
     prov = Provenance(method="RSI/MACD/EMA/BB/ADX votes on 1h and 1m candles", max_age=timedelta(hours=2))
     prov.add(source="exchanges", venue="binance", replay=series.replay, as_of=series.last_at, items=len(series))
     ...
-    prov.require_fresh()          # ProductFailed when nothing is fresh (nothing charged)
+    fresh_required(prov)          # ProductFailed when nothing is fresh (nothing charged)
     return {**payload, **prov.out()}
 
 and the product's output model subclasses `Provenanced`."""
@@ -23,7 +24,6 @@ from django.utils import timezone
 from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
-from catalog.products.registry import ProductFailed
 
 
 class SourceOut(BaseModel):
@@ -77,13 +77,6 @@ class Provenance:
     @property
     def stale(self) -> bool:
         return self._latest is None or self.now - self._latest > self.max_age
-
-    def require_fresh(self, what: str = "fresh market data") -> None:
-        """Refuse to sell (503, nothing charged) when no input is within the freshness limit."""
-        if self.stale:
-            raise ProductFailed(
-                f"no {what} newer than {int(self.max_age.total_seconds())} s; nothing was charged"
-            )
 
     def out(self) -> dict[str, object]:
         sources = sorted(self._sources.values(), key=lambda x: (x.name, x.venue or "", x.replay))

@@ -1,6 +1,6 @@
 """The track record's maths: how a published signal ends on the prices ingested after it
 opened, and a desk's figures from its closed signals. Pure: the services in
-catalog/track_record.py read the rows and write the outcomes.
+catalog/editorial/track_record.py read the rows and write the outcomes.
 
 A signal ends at the first bar (opened at or after the signal) whose range touches its stop
 or its target: a long stops when the low reaches the stop and takes profit when the high

@@ -14,9 +14,9 @@ from a2a_service.core.inputs import (
     NewsCatalogQuery,
     PredictionCatalogQuery,
 )
-from catalog.api import schemas as s
 from catalog.api.views import SpreadSnapshotIngestView
 from catalog.selectors import desks, market, prediction_feed, skus, teasers, telemetry
+from catalog.selectors import schemas as s
 
 D, M, T, MCP = "discovery", "market-data", "telemetry", "mcp"
 UNKNOWN_TEASER = "unknown teaser {name!r}; see /api/a2a/discovery/storefront for the teasers"

@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from a2a_service.core.errors import Unauthorized
 from a2a_service.core.inputs import parse_body
 from a2a_service.core.views import ApiView, ok
-from catalog.api import schemas as s
 from catalog.api.bodies import SpreadSnapshotIngest
 from catalog.models import SpreadSnapshot
+from catalog.selectors import schemas as s
 from catalog.signals import spreads_ingested
 
 

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from catalog.availability import availability_watch
 from catalog.models import RpcProbe, SpreadSnapshot
+from catalog.signals import data_pass_finished
 
 PRUNE_BATCH = 5000
 
@@ -57,7 +57,7 @@ def feeds_prune() -> dict[str, int]:
             manager.filter(pk__in=ids).delete()
             total += len(ids)
         deleted[r.model._meta.label] = total
-    availability_watch()  # the rows pruned may have been a product's last
+    data_pass_finished.send(sender=feeds_prune)  # the rows pruned may have been a product's last
     return deleted
 
 

@@ -25,9 +25,9 @@ from django.utils import timezone
 
 from a2a_service.core.http import TargetRefused
 from a2a_service.core.observe import feed_pass_observe
-from catalog.availability import availability_watch
 from catalog.feeds.registry import FeedPass, FeedSource, feed_get, feeds_all
 from catalog.models import FeedState
+from catalog.signals import data_pass_finished
 
 logger = logging.getLogger("catalog.feeds")
 
@@ -165,7 +165,7 @@ def feed_run(*, name: str, mode: str | None = None, force: bool = False) -> Feed
     feed_pass_observe(source=name, ok=error is None, rows=rows if error is None else 0)
     state.refresh_from_db()
     state.outcome = "ok" if error is None else "failed"  # type: ignore[attr-defined]
-    availability_watch()  # what the pass changed may make a product (un)available
+    data_pass_finished.send(sender=feed_run)  # what it changed may make a product (un)available
     return state
 
 

@@ -137,7 +137,7 @@ class EditorialPiece(models.Model):
     body = models.TextField(help_text="full text (paid where a SKU sells it)")
     published_at = models.DateTimeField(null=True, blank=True, db_index=True, help_text="empty = draft")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    # A morning brief composed from the data (catalog/briefs.py): when, for which UTC day, and
+    # A morning brief composed from the data (catalog/editorial/briefs.py): when, for which UTC day, and
     # its sections (lines with their sources) and inputs' provenance. A piece staff saved in the
     # admin has an author: the next composition of that day leaves it alone.
     composed_at = models.DateTimeField(null=True, blank=True, editable=False)

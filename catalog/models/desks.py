@@ -1,5 +1,5 @@
-"""The desks' own state and the stored intelligence snapshots (catalog/track_record.py and
-catalog/intel.py write them; the signals, regime and intel products read them)."""
+"""The desks' own state and the stored intelligence snapshots (catalog/editorial/track_record.py and
+catalog/editorial/intel.py write them; the signals, regime and intel products read them)."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ class DeskSignal(models.Model):
     """A signal a desk published, and its outcome once closed. The scorecard and the
     performance figures are computed from these rows only.
 
-    Published by `desk_signal_publish` (catalog/track_record.py) with its entry, ATR stop and
+    Published by `desk_signal_publish` (catalog/editorial/track_record.py) with its entry, ATR stop and
     target and an expiry; closed by `desk_signals_settle` on the candles ingested after it
     opened (the stop or the target touched, else the expiry), which stores the exit price, the
     pnl and the reason. Saving a new row pushes `copy_signal`; closing one at a loss pushes

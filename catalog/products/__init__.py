@@ -1,4 +1,6 @@
-"""The product specs of the catalog app, one module per product family. Importing this
+"""The product specs of the catalog app, one module per product family (a package of one module
+per product family for the largest: execution/, risk/, digests/), with the registry they
+register in (registry.py) and the watch on their availability (availability.py). Importing this
 package registers them (catalog's AppConfig.ready does); the apps above catalog register
 their own products (billing/products.py, sessions_app/products.py, webhooks/products.py)
 from their AppConfig.ready."""

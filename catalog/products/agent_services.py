@@ -15,7 +15,7 @@ from a2a_service.core.errors import NotFound
 from a2a_service.core.formats import iso
 from a2a_service.core.inputs import QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.intel import signals_max_age
+from catalog.editorial.intel import signals_max_age
 from catalog.models import NewsItem
 from catalog.products.intel import SentimentParams
 from catalog.products.registry import (
@@ -23,10 +23,11 @@ from catalog.products.registry import (
     ProductFailed,
     ProductSpec,
     TeaserSpec,
+    fresh_required,
     product_get,
     register,
 )
-from catalog.products.risk import DecisionCheckOut, DecisionPackParams, _symbol_known
+from catalog.products.risk.decision import DecisionCheckOut, DecisionPackParams, _symbol_known
 from catalog.products.signals import SignalsParams
 
 Horizon = Literal["scalp", "intraday", "swing"]
@@ -296,7 +297,7 @@ def agent_subcontract_desk(call: ProductCall) -> dict[str, Any]:
             "momentum": None,
         }
     news = _news(base, now=now, prov=prov)
-    prov.require_fresh("fresh candles")
+    fresh_required(prov, "fresh candles")
     verdict, line = _verdict(side=side, signal=signal, risk=risk, sentiment=sentiment, horizon=horizon)
     return {
         "symbol": symbol,

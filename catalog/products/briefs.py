@@ -1,6 +1,6 @@
 """Editorial products: the latest published piece of a kind (morning brief, research,
 regulatory digest, grant scout). The morning brief is composed from the data each morning
-(catalog/briefs.py) and staff may edit or replace it in the admin; the others are written by
+(catalog/editorial/briefs.py) and staff may edit or replace it in the admin; the others are written by
 staff."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
 from catalog.analytics.provenance import Provenanced
-from catalog.briefs import render
+from catalog.editorial.briefs import render
 from catalog.models import EditorialPiece
 from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, product
 
@@ -63,7 +63,7 @@ def piece_payload(piece: EditorialPiece) -> dict[str, Any]:
 
 BRIEF = EditorialPiece.Kind.MORNING_BRIEF
 
-# --- the morning brief (composed from the data by catalog/briefs.py, or written by staff) -------
+# --- the morning brief (composed from the data by catalog/editorial/briefs.py, or written by staff) -------
 
 # A morning brief older than a day and a half is yesterday's: not sold as this morning's.
 BRIEF_MAX_AGE = timedelta(hours=36)

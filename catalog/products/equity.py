@@ -41,7 +41,7 @@ from catalog.analytics.sentiment import (
 from catalog.feeds.news.parse import CRYPTO_TICKERS
 from catalog.models import EquityQuote, NewsItem, TokenizedAsset
 from catalog.products.intel import SentimentFiguresOut, SentimentLabel, Ticker, sentiment_figures
-from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, product
+from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, fresh_required, product
 
 EQUITY = NewsItem.Category.EQUITY.value
 
@@ -221,7 +221,7 @@ def equity_data(*, ticker: str | None, limit: int, method: str, now: datetime | 
     prov = Provenance(method=method, max_age=timedelta(hours=settings.EQUITY_NEWS_MAX_AGE_HOURS), now=now)
     for item in {i.id: i for a in assets for i in a.news}.values():
         prov.add(source=item.source, replay=item.replay, as_of=item.at)
-    prov.require_fresh("equity news")
+    fresh_required(prov, "equity news")
     quotes = _latest_quotes([a.asset for a in assets])
     return EquityData(
         now=now,

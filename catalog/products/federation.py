@@ -17,7 +17,7 @@ from a2a_service.core.formats import iso
 from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import ExchangeMarket, PartnerSignal
-from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, product
+from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, fresh_required, product
 
 
 class FederationParams(QueryModel):
@@ -180,7 +180,7 @@ def federation_signal_resale(call: ProductCall) -> dict[str, Any]:
                 ),
             ).model_dump()
         )
-    prov.require_fresh("federated partner signal")
+    fresh_required(prov, "federated partner signal")
     return {
         "signals": out,
         "count": len(out),

@@ -33,6 +33,7 @@ from catalog.products.registry import (
     ProductFailed,
     ProductSpec,
     TeaserSpec,
+    fresh_required,
     register,
 )
 
@@ -378,7 +379,7 @@ def mev_exec_hint_pack(call: ProductCall) -> dict[str, Any]:
         )
 
     slices, capped = split_slices(params.notional_usdc, top_size_usd=top_usd)
-    prov.require_fresh("fresh fee history")
+    fresh_required(prov, "fresh fee history")
     return {
         "symbol": params.symbol,
         "side": params.side,

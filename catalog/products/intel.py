@@ -22,12 +22,13 @@ from catalog.analytics.sentiment import (
     scored_news,
     sentiment_by_asset,
 )
-from catalog.intel import intel_sentiment_register
+from catalog.editorial.intel import intel_sentiment_register
 from catalog.products.registry import (
     CreditRoute,
     ProductCall,
     ProductFailed,
     ProductSpec,
+    fresh_required,
     register,
 )
 
@@ -157,7 +158,7 @@ def sentiment_payload(
     used = {item.id: item for a in assets for item in a.news}
     for item in used.values():
         prov.add(source=item.source, replay=item.replay, as_of=item.at)
-    prov.require_fresh(f"news {'about ' + asset if asset else 'naming an asset'}")
+    fresh_required(prov, f"news {'about ' + asset if asset else 'naming an asset'}")
     return {
         "window_hours": int(SENTIMENT_WINDOW.total_seconds() // 3600),
         "half_life_hours": float(settings.SENTIMENT_HALF_LIFE_HOURS),

@@ -29,6 +29,7 @@ from catalog.models import PredictionMarket, PredictionPrice
 from catalog.products.registry import (
     ProductCall,
     TeaserSpec,
+    fresh_required,
     product,
     product_get,
 )
@@ -150,7 +151,7 @@ def prediction_event_graph(call: ProductCall) -> dict[str, Any]:
         qs = qs.filter(category__iexact=params.category)
     markets = list(qs.order_by(F("volume_usd").desc(nulls_last=True), "id")[: params.limit])
     _add(prov, markets)
-    prov.require_fresh("prediction market observed by the feeds")
+    fresh_required(prov, "prediction market observed by the feeds")
     history = _history([m.id for m in markets], prov.now - CORRELATION_WINDOW)
     nodes = [
         GraphNode(
@@ -310,7 +311,7 @@ def prediction_starter_bundle(call: ProductCall) -> dict[str, Any]:
     )
     markets = list(open_markets().order_by(F("volume_usd").desc(nulls_last=True), "id"))
     _add(prov, markets)
-    prov.require_fresh("prediction market observed by the feeds")
+    fresh_required(prov, "prediction market observed by the feeds")
     snapshot: dict[str, list[dict[str, Any]]] = {}
     for m in markets:
         rows = snapshot.setdefault(m.venue, [])

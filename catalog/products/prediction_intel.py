@@ -20,7 +20,7 @@ from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.prediction_match import fee_per_contract, fee_rate, gap_of, match_counts
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import PredictionMarket, PredictionMatch, PredictionPrice
-from catalog.products.registry import ProductCall
+from catalog.products.registry import ProductCall, fresh_required
 
 # Both venues are polled every 300 s: markets older than six passes are not today's prices.
 PREDICTION_MAX_AGE = timedelta(minutes=30)
@@ -177,7 +177,7 @@ def divergence_alerts_run(call: ProductCall) -> dict[str, Any]:
         and m.market_a.status == m.market_b.status == PredictionMarket.Status.OPEN
     ]
     _prov_add(prov, [x for m in pairs for x in (m.market_a, m.market_b)])
-    prov.require_fresh("cross-venue pair with prediction prices")
+    fresh_required(prov, "cross-venue pair with prediction prices")
     rows: list[dict[str, Any]] = []
     for m in pairs:
         a, b = m.market_a, m.market_b
@@ -292,7 +292,7 @@ def top3_daily_run(call: ProductCall) -> dict[str, Any]:
         )
     )
     _prov_add(prov, markets)
-    prov.require_fresh("prediction markets")
+    fresh_required(prov, "prediction markets")
     moves = {m.pk: _move_24h(m, now) for m in markets}
     liq_max = max((math.log1p(float(m.liquidity_usd or 0)) for m in markets), default=0.0)
     move_max = max((abs(v) for v in moves.values() if v is not None), default=0.0)
@@ -369,7 +369,7 @@ def resolution_calendar_run(call: ProductCall) -> dict[str, Any]:
     # Freshness is the feeds' (any market seen recently), not the window's: an empty window
     # on fresh data is an honest answer.
     _prov_add(prov, list(fresh.order_by("-observed_at")[:1]))
-    prov.require_fresh("prediction markets")
+    fresh_required(prov, "prediction markets")
     rows = list(
         fresh.filter(closes_at__gte=now, closes_at__lte=now + timedelta(days=params.days)).order_by(
             "closes_at", "venue", "id"

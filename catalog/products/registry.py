@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from a2a_service.core.inputs import QueryModel
+from catalog.analytics.provenance import Provenance
 
 X402_PREFIX = "/api/a2a/x402"
 LIVE_INTEL = "live_intel"
@@ -45,6 +46,15 @@ class ProductCall:
 
 
 RunFn = Callable[[ProductCall], dict[str, Any]]
+
+
+def fresh_required(prov: Provenance, what: str = "fresh market data") -> None:
+    """Refuse to sell (503, nothing charged) when none of a payload's inputs is within its
+    freshness limit (the analytics say whether they are, Provenance.stale; selling is ours)."""
+    if prov.stale:
+        raise ProductFailed(
+            f"no {what} newer than {int(prov.max_age.total_seconds())} s; nothing was charged"
+        )
 
 
 def not_built(call: ProductCall) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Signals, copy signals, the regime gate and the composite intelligence: computed from the
 exchange feed's candles (catalog/analytics/signals.py, gate.py) and the desks' track record
-(catalog/track_record.py, catalog/intel.py).
+(catalog/editorial/track_record.py, catalog/editorial/intel.py).
 
 - `signals` (/signals, GET /api/a2a/signals): every symbol with fresh candles, its votes,
   score, label, timeframes' agreement, entry, ATR stop and target, horizon and confidence,
@@ -36,7 +36,7 @@ from catalog.analytics.signals import (
     fresh_limit,
     signals_compute,
 )
-from catalog.intel import (
+from catalog.editorial.intel import (
     TREND_DESK,
     desk_performance,
     frame_payload,
@@ -45,7 +45,14 @@ from catalog.intel import (
     signal_provenance,
 )
 from catalog.models import Candle, DeskSignal, IntelSnapshot
-from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, TeaserSpec, product
+from catalog.products.registry import (
+    CreditRoute,
+    ProductCall,
+    ProductFailed,
+    TeaserSpec,
+    fresh_required,
+    product,
+)
 
 Gate = Literal["open", "reduced", "closed"]
 SignalLabel = Literal["STRONG_SELL", "SELL", "NEUTRAL", "BUY", "STRONG_BUY"]
@@ -384,7 +391,7 @@ def signals(call: ProductCall) -> dict[str, Any]:
         raise ProductFailed("no symbol has fresh candles with enough history; nothing was charged")
     computed = computed[: params.limit]
     prov = signal_provenance(computed, now=now)
-    prov.require_fresh("fresh candles")
+    fresh_required(prov, "fresh candles")
     perf: dict[str, dict[str, Any]] = {}
     return {
         "count": len(computed),
@@ -445,7 +452,7 @@ def regime_gate(call: ProductCall) -> dict[str, Any]:
                 **regime_payload(regime),
             }
         )
-    prov.require_fresh("fresh 1h candles")
+    fresh_required(prov, "fresh 1h candles")
     market = market_regime(regimes)
     open_families: dict[str, list[str]] = {}
     for family, market_gate in market.families.items():

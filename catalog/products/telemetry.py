@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from a2a_service.core.formats import iso
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import TelemetryNode
-from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, product
+from catalog.products.registry import CreditRoute, ProductCall, ProductFailed, fresh_required, product
 
 # The probe feed runs every minute by default: a node table whose newest row is an hour old
 # means the probes stopped, and what it says about latency and liveness is history.
@@ -75,7 +75,7 @@ def telemetry_detail(call: ProductCall) -> dict[str, Any]:
     prov = Provenance(method=METHOD, max_age=TELEMETRY_MAX_AGE)
     for node in nodes:
         prov.add(source=node.source, replay=node.replay, as_of=node.last_seen_at)
-    prov.require_fresh("telemetry")
+    fresh_required(prov, "telemetry")
     avg = TelemetryNode.objects.filter(online=True).aggregate(a=Avg("latency_ms"))["a"]
     return {
         "nodes": [

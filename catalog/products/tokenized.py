@@ -43,6 +43,7 @@ from catalog.products.registry import (
     ProductCall,
     ProductFailed,
     ProductSpec,
+    fresh_required,
     register,
 )
 
@@ -282,7 +283,7 @@ def premium_payload(now: datetime) -> dict[str, Any]:
         )
     max_age = settings.TOKENIZED_UNDERLYING_MAX_AGE_MINUTES
     prov = _provenance(priced, method=PREMIUM_METHOD.format(max_age=max_age), now=now, listings=False)
-    prov.require_fresh("fresh tokenized prices")
+    fresh_required(prov, "fresh tokenized prices")
     assets = []
     for r in _rank(priced):
         a, p = r.asset, r.premium
@@ -428,7 +429,7 @@ def session_desk_payload(now: datetime) -> dict[str, Any]:
     if not rows:
         raise ProductFailed("no tokenized asset has a fresh price; nothing was charged")
     prov = _provenance(rows, method=SESSION_METHOD, now=now, listings=True)
-    prov.require_fresh("fresh tokenized prices")
+    fresh_required(prov, "fresh tokenized prices")
     max_age = underlying_max_age()
     assets = []
     for r in _rank(rows):

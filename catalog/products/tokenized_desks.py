@@ -14,9 +14,8 @@ from pydantic import BaseModel, Field
 
 from a2a_service.core.formats import iso
 from catalog.analytics import desks
-from catalog.analytics.indicators import snapshot
 from catalog.analytics.provenance import Provenance, Provenanced
-from catalog.analytics.series import ohlcv, timeframe_delta
+from catalog.analytics.series import timeframe_delta
 from catalog.analytics.signals import (
     BUY_THRESHOLD,
     MIN_BARS,
@@ -27,7 +26,7 @@ from catalog.analytics.signals import (
     fresh_limit,
     symbol_signal,
 )
-from catalog.intel import frame_payload, regime_payload, signal_provenance
+from catalog.editorial.intel import frame_payload, regime_payload, signal_provenance
 from catalog.models import Candle, TokenizedAsset
 from catalog.products.registry import (
     EXECUTION_INTELLIGENCE,
@@ -35,6 +34,7 @@ from catalog.products.registry import (
     ProductCall,
     ProductFailed,
     ProductSpec,
+    fresh_required,
     register,
 )
 from catalog.products.signals import SignalLabel, SignalRegimeOut, SignalTimeframeOut
@@ -47,7 +47,7 @@ from catalog.products.tokenized import (
     _has_fresh_tokens,
     _watchlist,
 )
-from catalog.products.trading import ScalpNoSetupOut, ScalpSetupOut, scalp_context, setup_payload
+from catalog.products.trading import ScalpNoSetupOut, ScalpSetupOut, scalp_scan
 
 
 # --- tokenized_signals / tokenized_scalp: the signal and scalp maths on the tokens' own markets ---
@@ -170,7 +170,7 @@ def token_signals_payload(now: datetime) -> dict[str, Any]:
             prov.add(
                 source=a.underlying_source or "manual", replay=a.underlying_replay, as_of=a.underlying_as_of
             )
-    prov.require_fresh("fresh candles of a tokenized asset")
+    fresh_required(prov, "fresh candles of a tokenized asset")
     out = []
     for r, sig in found:
         a = r.asset
@@ -275,53 +275,27 @@ def token_scalp_payload(now: datetime) -> dict[str, Any]:
                 SkippedAssetOut(symbol=a.symbol, reason="no fresh book top of the token's listing")
             )
             continue
-        s1m = ohlcv(m.symbol, "1m", exchange=m.exchange, limit=240) or ohlcv(m.symbol, "1m", limit=240)
-        if s1m is None or not desks.series_fresh(s1m, max_age=desks.CANDLES_1M_MAX_AGE, now=now):
-            skipped.append(
-                SkippedAssetOut(
-                    symbol=a.symbol, reason="no 1m candles" if s1m is None else "1m candles stale"
-                )
-            )
+        scan = scalp_scan(m, now=now, prov=prov)
+        if not scan.scanned:
+            skipped.append(SkippedAssetOut(symbol=a.symbol, reason=scan.reason))
             continue
         considered += 1
         prov.add(source=m.source or "manual", venue=m.exchange, replay=m.replay, as_of=m.updated_at)
-        prov.add(source=s1m.source, venue=s1m.exchange, replay=s1m.replay, as_of=s1m.last_at, items=len(s1m))
-        regime, context_tf, s1h = scalp_context(m.symbol, s1m.exchange, s1m, now)
-        if s1h is not None:
-            prov.add(
-                source=s1h.source, venue=s1h.exchange, replay=s1h.replay, as_of=s1h.last_at, items=len(s1h)
-            )
-        found = desks.scalp_setup(
-            s1m,
-            snapshot(s1m),
-            context=regime.label,
-            context_timeframe=context_tf,
-            spread=desks.spread_bps(m),
-            exchange=s1m.exchange,
-        )
-        if isinstance(found, desks.NoSetup):
+        if scan.setup is None:
             none.append(
                 TokenScalpNoSetupOut(
                     symbol=m.symbol,
-                    exchange=s1m.exchange,
-                    context_regime=regime.label,
-                    reason=found.reason,
+                    exchange=scan.exchange,
+                    context_regime=scan.context_regime,
+                    reason=scan.reason,
                     token=a.symbol,
                     reference_open=r.state.open,
                 ).model_dump()
             )
             continue
-        base = setup_payload(
-            symbol=m.symbol,
-            exchange=s1m.exchange,
-            found=found,
-            regime=regime,
-            context_timeframe=context_tf,
-            volume_24h_usd=float(m.volume_24h_usd or 0),
-        )
         setups.append(
             TokenScalpSetupOut(
-                **base,
+                **scan.setup,
                 token=a.symbol,
                 underlying=a.underlying,
                 reference_market=r.state.market,
@@ -334,7 +308,7 @@ def token_scalp_payload(now: datetime) -> dict[str, Any]:
         raise ProductFailed(
             "no tokenized asset has a fresh listing and fresh 1m candles; nothing was charged"
         )
-    prov.require_fresh("fresh 1m candles of a tokenized asset")
+    fresh_required(prov, "fresh 1m candles of a tokenized asset")
     return {
         "timeframe": "1m",
         "tokens_considered": considered,

@@ -5,6 +5,7 @@ liquid pairs). The maths is catalog/analytics/desks.py; federation signal resale
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,7 @@ from catalog.products.registry import (
     ProductFailed,
     ProductSpec,
     TeaserSpec,
+    fresh_required,
     register,
 )
 
@@ -252,7 +254,7 @@ def grid_range_desk(call: ProductCall) -> dict[str, Any]:
             )
             continue
         grids.append(_grid(series, regime, plan))
-    prov.require_fresh("fresh 1h candles")
+    fresh_required(prov, "fresh 1h candles")
     grids.sort(key=lambda g: (-g["fills_per_day"], g["symbol"]))
     return {
         "timeframe": "1h",
@@ -374,7 +376,7 @@ def setup_payload(
     context_timeframe: str,
     volume_24h_usd: float,
 ) -> dict[str, Any]:
-    """One setup as ScalpSetupOut (the tokenized scalp desk reads the same fields)."""
+    """One setup as ScalpSetupOut (the tokenized scalp desk adds its own fields to them)."""
     return {
         "symbol": symbol,
         "exchange": exchange,
@@ -398,6 +400,56 @@ def setup_payload(
     }
 
 
+@dataclass(frozen=True)
+class ScalpScan:
+    """One market scanned for a scalp setup: `setup` (ScalpSetupOut's fields), or None with the
+    `reason` there is none. `scanned` is False when the market has no fresh 1m candles (the
+    reason says which); `exchange` is the venue of the candles read (the market's own when none
+    were), `context_regime` the regime they were read in."""
+
+    scanned: bool
+    exchange: str
+    reason: str = ""
+    context_regime: str = "unknown"
+    setup: dict[str, Any] | None = None
+
+
+def scalp_scan(market: ExchangeMarket, *, now: datetime, prov: Provenance) -> ScalpScan:
+    """Scan one market's 1m candles (its venue's, else any venue's) for a scalp setup, as the
+    broker scalp desk and the tokenized scalp desk both do; the candles read are added to
+    `prov` (the market's own book top is the caller's to add)."""
+    symbol = market.symbol
+    s1m = ohlcv(symbol, "1m", exchange=market.exchange, limit=240) or ohlcv(symbol, "1m", limit=240)
+    if s1m is None or not desks.series_fresh(s1m, max_age=desks.CANDLES_1M_MAX_AGE, now=now):
+        why = "no 1m candles" if s1m is None else "1m candles stale"
+        return ScalpScan(scanned=False, exchange=market.exchange, reason=why)
+    prov.add(source=s1m.source, venue=s1m.exchange, replay=s1m.replay, as_of=s1m.last_at, items=len(s1m))
+    regime, context_tf, s1h = scalp_context(symbol, s1m.exchange, s1m, now)
+    if s1h is not None:
+        prov.add(source=s1h.source, venue=s1h.exchange, replay=s1h.replay, as_of=s1h.last_at, items=len(s1h))
+    found = desks.scalp_setup(
+        s1m,
+        snapshot(s1m),
+        context=regime.label,
+        context_timeframe=context_tf,
+        spread=desks.spread_bps(market),
+        exchange=s1m.exchange,
+    )
+    if isinstance(found, desks.NoSetup):
+        return ScalpScan(
+            scanned=True, reason=found.reason, exchange=s1m.exchange, context_regime=regime.label
+        )
+    setup = setup_payload(
+        symbol=symbol,
+        exchange=s1m.exchange,
+        found=found,
+        regime=regime,
+        context_timeframe=context_tf,
+        volume_24h_usd=float(market.volume_24h_usd or 0),
+    )
+    return ScalpScan(scanned=True, exchange=s1m.exchange, context_regime=regime.label, setup=setup)
+
+
 def broker_scalp_desk(call: ProductCall) -> dict[str, Any]:
     params = call.params if isinstance(call.params, BrokerScalpDeskParams) else BrokerScalpDeskParams()
     now = timezone.now()
@@ -418,53 +470,28 @@ def broker_scalp_desk(call: ProductCall) -> dict[str, Any]:
     none: list[dict[str, Any]] = []
     fresh_1m = 0
     for market in pairs:
-        symbol, exchange = market.symbol, market.exchange
         prov.add(
-            source=market.source or "manual", venue=exchange, replay=market.replay, as_of=market.updated_at
+            source=market.source or "manual",
+            venue=market.exchange,
+            replay=market.replay,
+            as_of=market.updated_at,
         )
-        s1m = ohlcv(symbol, "1m", exchange=exchange, limit=240) or ohlcv(symbol, "1m", limit=240)
-        if s1m is None or not desks.series_fresh(s1m, max_age=desks.CANDLES_1M_MAX_AGE, now=now):
-            why = "no 1m candles" if s1m is None else "1m candles stale"
-            none.append({"symbol": symbol, "exchange": exchange, "context_regime": "unknown", "reason": why})
+        scan = scalp_scan(market, now=now, prov=prov)
+        fresh_1m += int(scan.scanned)
+        if scan.setup is not None:
+            setups.append(scan.setup)
             continue
-        fresh_1m += 1
-        prov.add(source=s1m.source, venue=s1m.exchange, replay=s1m.replay, as_of=s1m.last_at, items=len(s1m))
-        regime, context_tf, s1h = scalp_context(symbol, s1m.exchange, s1m, now)
-        if s1h is not None:
-            prov.add(
-                source=s1h.source, venue=s1h.exchange, replay=s1h.replay, as_of=s1h.last_at, items=len(s1h)
-            )
-        found = desks.scalp_setup(
-            s1m,
-            snapshot(s1m),
-            context=regime.label,
-            context_timeframe=context_tf,
-            spread=desks.spread_bps(market),
-            exchange=s1m.exchange,
-        )
-        if isinstance(found, desks.NoSetup):
-            none.append(
-                {
-                    "symbol": symbol,
-                    "exchange": s1m.exchange,
-                    "context_regime": regime.label,
-                    "reason": found.reason,
-                }
-            )
-            continue
-        setups.append(
-            setup_payload(
-                symbol=symbol,
-                exchange=s1m.exchange,
-                found=found,
-                regime=regime,
-                context_timeframe=context_tf,
-                volume_24h_usd=float(market.volume_24h_usd or 0),
-            )
+        none.append(
+            {
+                "symbol": market.symbol,
+                "exchange": scan.exchange,
+                "context_regime": scan.context_regime,
+                "reason": scan.reason,
+            }
         )
     if not fresh_1m:
         raise ProductFailed("no fresh 1m candles of the liquid pairs; nothing was charged")
-    prov.require_fresh("fresh 1m candles")
+    fresh_required(prov, "fresh 1m candles")
     return {
         "timeframe": "1m",
         "pairs_considered": len(pairs),

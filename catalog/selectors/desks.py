@@ -1,5 +1,5 @@
 """Desk reads: the 30-day scorecard and the performance teaser from the desks' closed signals
-(catalog/track_record.py writes them; catalog/analytics/track.py has the maths), the trading
+(catalog/editorial/track_record.py writes them; catalog/analytics/track.py has the maths), the trading
 modules with their live/scout state from that record, and the current market regime."""
 
 from __future__ import annotations
@@ -12,23 +12,22 @@ from django.utils import timezone
 
 from a2a_service.core.formats import iso
 from catalog.analytics.gate import REGIME_GATES
-from catalog.analytics.track import Record, record_of
-from catalog.api import schemas as s
+from catalog.analytics.track import record_of
+from catalog.editorial.track_record import (
+    RECORD_DAYS,
+    LiveFills,
+    closed_pnls,
+    live_fills,
+    module_mode,
+    state_label,
+)
 from catalog.models import DeskSignal, DeskState, RegimeSnapshot, TradingModule
+from catalog.selectors import schemas as s
 from catalog.selectors.payment import absolute
-from catalog.track_record import RECORD_DAYS, LiveFills, closed_pnls, live_fills
 
 
 def latest_regime() -> RegimeSnapshot | None:
     return RegimeSnapshot.objects.order_by("-computed_at").first()
-
-
-def _state(state: DeskState | None, record: Record) -> str:
-    if state is not None and state.killed_at is not None:
-        return "killed"
-    if state is not None and not state.enabled:
-        return "disabled"
-    return "active" if record.trades else "no_data"
 
 
 def _live(fills: dict[str, LiveFills] | None, desk: str | None) -> s.LiveFillsOut | None:
@@ -67,7 +66,7 @@ def _desk_score(
         max_drawdown_pct=r.max_drawdown_pct,
         signals=published,
         open_signals=open_now,
-        kill_state=_state(state, r),
+        kill_state=state_label(state, r),
         killed_at=iso(state.killed_at) if state is not None else None,
         kill_reason=(state.kill_reason or None) if state is not None and state.killed_at else None,
         live_fills=live,
@@ -159,27 +158,6 @@ def performance(base: str) -> s.PerformanceOut:
     )
 
 
-def module_mode(record: Record, state: str) -> tuple[str, str]:
-    """A desk's mode from its record: live or scout, and why."""
-    need = settings.DESK_LIVE_MIN_SIGNALS
-    if state in ("killed", "disabled"):
-        return TradingModule.Mode.SCOUT, f"{state}: publishes nothing"
-    if record.trades < need:
-        return (
-            TradingModule.Mode.SCOUT,
-            f"{record.trades} of the {need} closed signals needed in {RECORD_DAYS} days",
-        )
-    if (record.expectancy_pct or 0.0) <= 0:
-        return (
-            TradingModule.Mode.SCOUT,
-            f"expectancy {record.expectancy_pct:+.2f}% over {record.trades} signals",
-        )
-    return (
-        TradingModule.Mode.LIVE,
-        f"{record.trades} closed signals in {RECORD_DAYS} days, expectancy {record.expectancy_pct:+.2f}%",
-    )
-
-
 def strategies(base: str) -> s.StrategiesOut:
     now = timezone.now()
     by_desk = closed_pnls(since=_since(now))
@@ -188,7 +166,7 @@ def strategies(base: str) -> s.StrategiesOut:
     out = []
     for m in TradingModule.objects.select_related("sku"):
         record = record_of(by_desk.get(m.slug, []))
-        state = _state(states.get(m.slug), record)
+        state = state_label(states.get(m.slug), record)
         mode, reason = module_mode(record, state)
         out.append(
             s.StrategyOut(
@@ -215,7 +193,7 @@ def strategies(base: str) -> s.StrategiesOut:
 
 
 def regime(base: str) -> s.RegimeOut:
-    """The newest market regime the analytics pass recorded (catalog/intel.py writes a snapshot
+    """The newest market regime the analytics pass recorded (catalog/editorial/intel.py writes a snapshot
     when it changes; the regime gate product has the per-symbol detail)."""
     snap = latest_regime()
     if snap is None:

@@ -14,7 +14,6 @@ from django.utils import timezone
 from a2a_service.core.formats import iso, naive_utc
 from a2a_service.core.money import usdc_from_atomic
 from catalog.analytics.premium import premium
-from catalog.api import schemas as s
 from catalog.models import (
     EditorialPiece,
     ExchangeMarket,
@@ -25,6 +24,7 @@ from catalog.models import (
 )
 from catalog.models.news import news_price_atomic
 from catalog.products.briefs import brief_available
+from catalog.selectors import schemas as s
 from catalog.selectors.payment import absolute, credit_billing_enabled, payment_alternatives
 from catalog.selectors.skus import on_sale, sku_available, sku_out
 

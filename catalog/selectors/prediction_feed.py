@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.db.models import Count, F
 
-from catalog.api import schemas as s
 from catalog.models import PredictionMarket
+from catalog.selectors import schemas as s
 from catalog.selectors.market import prediction_market_out, prediction_sources
 from catalog.selectors.teasers import teaser
 

@@ -7,10 +7,11 @@ from django.db.models import QuerySet
 
 from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.payment_routes import route_available
-from catalog.api import schemas as s
 from catalog.models import (
     Sku,
 )
+from catalog.products.registry import products_built
+from catalog.selectors import schemas as s
 
 # Statuses a listing shows besides the row's own live_x402/disabled: the SKU is switched on
 # but its product is not built yet, or the x402 route that would take the payment is down.
@@ -18,14 +19,6 @@ SKU_COMING_SOON = "coming_soon"
 
 
 SKU_UNAVAILABLE = "unavailable"
-
-
-def products_built() -> set[str]:
-    """The SKU names whose product is built (registered). Imported when called: the product
-    modules read these selectors."""
-    from catalog.products.registry import products_built as registered
-
-    return registered()
 
 
 def sku_status(sku: Sku) -> str:

@@ -11,19 +11,19 @@ from django.db import transaction
 from pydantic import BaseModel, ValidationError
 
 from a2a_service.core.formats import iso
-from catalog.api import schemas as s
 from catalog.models import (
     Sku,
     Teaser,
 )
+from catalog.products.registry import ProductCall, ProductFailed, product_get, product_has_content
+from catalog.seed.content import teasers_all
+from catalog.selectors import schemas as s
 from catalog.selectors.skus import SKU_COMING_SOON, SKU_UNAVAILABLE, sku_status
 
 
 def teaser_availability(sku: Sku | None) -> tuple[bool, str]:
     """Whether a teaser's paid product would deliver now, and why not: on sale, then the
     product's own cheap content check (a query, never a run of the product)."""
-    from catalog.products.registry import product_has_content
-
     if sku is None:
         return False, "this teaser has no paid product"
     status = sku_status(sku)
@@ -71,8 +71,6 @@ def teaser_excerpt(value: Any, depth: int = 0) -> Any:
 
 
 def _teaser_spec(name: str) -> Any:
-    from catalog.seed.content import teasers_all
-
     return next((t for t, _ in teasers_all() if t.name == name), None)
 
 
@@ -91,8 +89,6 @@ def product_excerpt(
     no defaults (an item's unlock); an unexpected error is logged and gives no excerpt.
     `params` (validated by the product's model) replace the defaults and `focus` narrows the
     content before the cut: the agents' chat excerpts the answer to one question."""
-    from catalog.products.registry import ProductCall, ProductFailed, product_get
-
     spec = product_get(sku.sku)
     if spec is None or spec.effects or spec.ready is not None:
         return None, ""

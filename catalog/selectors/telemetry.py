@@ -14,13 +14,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from a2a_service.core.formats import iso
-from catalog.api import schemas as s
 from catalog.models import (
     RpcEndpoint,
     RpcProbe,
     Sku,
     TelemetryNode,
 )
+from catalog.selectors import schemas as s
 from catalog.selectors.market import ingested_sources
 from catalog.selectors.payment import absolute
 

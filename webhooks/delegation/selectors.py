@@ -18,8 +18,8 @@ from decimal import Decimal
 from django.db.models import Count
 
 from catalog.analytics.series import candle_as_of
+from catalog.editorial.track_record import LiveFills
 from catalog.models import Candle, ExchangeMarket
-from catalog.track_record import LiveFills
 from webhooks.models import DelegatedFill
 
 ZERO = Decimal(0)

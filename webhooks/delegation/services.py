@@ -57,7 +57,7 @@ def _invalid(field: str, msg: str, type_: str) -> RequestValidationError:
 
 def desk_known(desk: str) -> bool:
     """A desk of the track record: registered with the analytics pass, or with rows in it."""
-    from catalog.intel import DESKS
+    from catalog.editorial.intel import DESKS
 
     return (
         desk in DESKS

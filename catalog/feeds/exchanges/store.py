@@ -10,7 +10,8 @@ from decimal import Decimal
 import ccxt
 from django.db import connection
 
-from catalog.analytics.execution import best_gaps, quotes_fresh
+from catalog.analytics.execution.books import quotes_fresh
+from catalog.analytics.execution.gaps import best_gaps
 from catalog.feeds.exchanges.parse import Bar, DepthBook, Funding, Tick
 from catalog.feeds.registry import FeedPass
 from catalog.feeds.unique import bulk_upsert

@@ -1,19 +1,14 @@
-"""Grant announcements from RSS 2.0/Atom bytes (feedparser parses bytes we fetched; it never
-fetches a URL itself): title, link, summary, publication time and the application deadline
-when the entry states one."""
+"""Grant announcements from RSS 2.0/Atom bytes (read and checked by catalog/feeds/syndication.py):
+title, link, summary, publication time and the application deadline when the entry states one."""
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
 
-import feedparser
-
-from catalog.feeds.news.parse import strip_html
-from catalog.feeds.registry import FeedError
+from catalog.feeds.syndication import entry_published, strip_html, syndication_parse
 
 _MON = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 # A date as announcements write it: 2026-03-31, March 31, 2026 / Mar 31 2026, 31 March 2026.
@@ -59,14 +54,6 @@ def deadline_in(text: str) -> datetime | None:
     return date_parse(match.group(1)) if match else None
 
 
-def _when(entry: Any) -> datetime | None:
-    for key in ("published_parsed", "updated_parsed"):
-        value = entry.get(key)
-        if value:
-            return datetime.fromtimestamp(calendar.timegm(value), tz=UTC)
-    return None
-
-
 def _deadline(entry: Any, text: str) -> datetime | None:
     for key in DEADLINE_FIELDS:
         value = entry.get(key)
@@ -79,15 +66,7 @@ def _deadline(entry: Any, text: str) -> datetime | None:
 
 def grants_parse(body: bytes, *, url: str = "") -> list[GrantEntry]:
     """Raises FeedError for an empty body, malformed XML or a document that is no feed."""
-    if not body.strip():
-        raise FeedError(f"{url}: empty body")
-    parsed = feedparser.parse(body)
-    if parsed.get("bozo") and not isinstance(
-        parsed.get("bozo_exception"), feedparser.CharacterEncodingOverride
-    ):
-        raise FeedError(f"{url}: malformed feed ({type(parsed.get('bozo_exception')).__name__})"[:500])
-    if not parsed.get("version"):
-        raise FeedError(f"{url}: not an RSS or Atom feed")
+    parsed = syndication_parse(body, url=url)
     out = []
     for entry in parsed.entries:
         title = strip_html(entry.get("title", ""))[:400]
@@ -101,7 +80,7 @@ def grants_parse(body: bytes, *, url: str = "") -> list[GrantEntry]:
                 title=title or link,
                 link=link,
                 summary=summary[:2000],
-                published_at=_when(entry),
+                published_at=entry_published(entry),
                 deadline=_deadline(entry, f"{title}. {summary}"),
             )
         )

@@ -1,22 +1,18 @@
 """News feeds, parsed: RSS 2.0 and Atom bytes -> plain NewsEntry records (pure: no database,
-no network). feedparser only ever parses bytes we fetched; it never fetches a URL itself."""
+no network; the document is read and checked by catalog/feeds/syndication.py)."""
 
 from __future__ import annotations
 
-import calendar
 import hashlib
-import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 from urllib.parse import urlsplit
-
-import feedparser
 
 from catalog.feeds.news.tickers import equity_tickers_in
 from catalog.feeds.registry import FeedError
+from catalog.feeds.syndication import entry_published, strip_html, syndication_parse
 
 CATEGORIES = ("crypto", "equity", "general")
 
@@ -68,9 +64,6 @@ MACRO_RE = re.compile(
     re.IGNORECASE,
 )
 
-_TAG_RE = re.compile(r"<[^>]+>")
-_SPACE_RE = re.compile(r"\s+")
-
 
 @dataclass(kw_only=True)
 class NewsEntry:
@@ -89,11 +82,6 @@ class NewsEntry:
 class ParsedFeed:
     title: str
     entries: list[NewsEntry]
-
-
-def strip_html(value: str) -> str:
-    text = _TAG_RE.sub(" ", value or "")
-    return _SPACE_RE.sub(" ", html.unescape(text)).strip()
 
 
 def bounded(text: str, limit: int) -> str:
@@ -137,26 +125,10 @@ def market_group(category: str, text: str, tickers: list[str]) -> str:
     return "equities" if tickers else "macro"
 
 
-def _when(entry: Any) -> datetime | None:
-    for key in ("published_parsed", "updated_parsed"):
-        value = entry.get(key)
-        if value:
-            return datetime.fromtimestamp(calendar.timegm(value), tz=UTC)
-    return None
-
-
 def parse_feed(body: bytes, *, url: str = "", known: Iterable[str] = ()) -> ParsedFeed:
     """Parse RSS 2.0/Atom bytes (`known`: equity tickers to read bare besides the settings').
     Raises FeedError for an empty body, malformed XML or a document that is no feed."""
-    if not body.strip():
-        raise FeedError(f"{url}: empty body")
-    parsed = feedparser.parse(body)
-    if parsed.get("bozo"):
-        exc = parsed.get("bozo_exception")
-        if not isinstance(exc, feedparser.CharacterEncodingOverride):
-            raise FeedError(f"{url}: malformed feed ({type(exc).__name__}: {exc})"[:500])
-    if not parsed.get("version"):
-        raise FeedError(f"{url}: not an RSS or Atom feed")
+    parsed = syndication_parse(body, url=url)
     known = frozenset(known)
     entries = []
     for entry in parsed.entries:
@@ -176,7 +148,7 @@ def parse_feed(body: bytes, *, url: str = "", known: Iterable[str] = ()) -> Pars
                 summary=summary,
                 content=content,
                 text=text,
-                published_at=_when(entry),
+                published_at=entry_published(entry),
                 title_hash=title_hash(title or link),
                 tickers=tickers_in(f"{title} {summary} {strip_html(content)}", known=known),
             )

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from catalog.briefs import brief_compose
+from catalog.editorial.briefs import brief_compose
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from catalog.intel import intel_compute
+from catalog.editorial.intel import intel_compute
 
 
 class Command(BaseCommand):

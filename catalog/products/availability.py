@@ -7,18 +7,24 @@ only where Django answers. The 402 challenges stored in front of Django (billing
 are answered without it, so when a product's data goes away (a feed or analytics pass replaced
 it, a prune deleted it, a brief was withdrawn) they must go too. `availability_refresh` runs
 every product's check at those moments (the end of a feed pass, an analytics pass or a prune,
-and the commit of a brief's write), keeps the outcome per SKU in one Redis hash, and sends
-`product_availability_changed` with the SKUs whose outcome differs from the last refresh
-(billing drops its stored challenges on it). Data that goes stale by time alone, with no write,
+which send `data_pass_finished`, and the commit of a brief's write), keeps the outcome per SKU
+in one Redis hash, and sends `product_availability_changed` with the SKUs whose outcome differs
+from the last refresh (billing drops its stored challenges on it). Data that goes stale by time alone, with no write,
 is bounded by the stored challenges' own lifetime (PRODUCT_AVAILABILITY_RECHECK_SECONDS)."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
-from catalog.signals import product_availability_changed
+from catalog.products.registry import product_has_content, specs_all
+from catalog.signals import data_pass_finished, product_availability_changed
 
 logger = logging.getLogger(__name__)
 
@@ -31,17 +37,12 @@ def _text(value: bytes | str) -> str:
 
 
 def products_checked() -> list[str]:
-    """The built products that declare an availability check. (The registry is imported when
-    called: the product modules import the passes that import this module.)"""
-    from catalog.products.registry import specs_all
-
+    """The built products that declare an availability check."""
     return [spec.sku for spec in specs_all() if spec.built and spec.available is not None]
 
 
 def availability_now() -> dict[str, str]:
     """Each checked product's outcome now: AVAILABLE, or the reason it is not ("0 <reason>")."""
-    from catalog.products.registry import product_has_content
-
     out: dict[str, str] = {}
     for sku in products_checked():
         ok, reason = product_has_content(sku)
@@ -80,3 +81,15 @@ def availability_watch() -> None:
         availability_refresh()
     except Exception:
         log_throttled(logger, "availability-refresh", "could not refresh product availability")
+
+
+@receiver(data_pass_finished)
+def watch_after_pass(sender: Any, **kwargs: Any) -> None:
+    """A feed pass, a prune or the analytics pass may have changed what a product delivers."""
+    availability_watch()
+
+
+@receiver([post_save, post_delete], sender="catalog.EditorialPiece")
+def watch_brief_availability(sender: type, **kwargs: Any) -> None:
+    """A brief written, withdrawn or deleted may make the brief products (un)available."""
+    transaction.on_commit(availability_watch)

@@ -1,6 +1,6 @@
 """The catalog's response bodies (SKUs, teasers, market data, telemetry, desks). Each is a
-pydantic model: the view builds it, and drf-spectacular publishes the same model as the response
-schema, so payload and document agree. Billing's models are in billing/schemas.py, the agent-facing
+pydantic model: a selector builds it, the view returns it, and drf-spectacular publishes the same
+model as the view's response schema, so payload and document agree. Billing's models are in billing/schemas.py, the agent-facing
 discovery documents' in agents/discovery/schemas.py."""
 
 from __future__ import annotations

@@ -38,19 +38,21 @@ from catalog.analytics.gate import (
 )
 from catalog.analytics.provenance import Provenance
 from catalog.analytics.regime import Regime
-from catalog.analytics.signals import SymbolSignal, TimeframeSignal, signals_compute
+from catalog.analytics.signals import PRIMARY, SymbolSignal, TimeframeSignal, fresh_limit, signals_compute
 from catalog.analytics.track import Record, record_of
-from catalog.availability import availability_watch
-from catalog.feeds.retention import retention_register
-from catalog.models import DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot
-from catalog.track_record import (
+from catalog.editorial.track_record import (
     RECORD_DAYS,
     closed_pnls,
     desk_kill_check,
     desk_signal_publish,
     desk_signals_settle,
     desk_state,
+    module_mode,
+    state_label,
 )
+from catalog.feeds.retention import retention_register
+from catalog.models import DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot, TradingModule
+from catalog.signals import data_pass_finished
 
 logger = logging.getLogger(__name__)
 
@@ -204,14 +206,6 @@ def desk_performance(desk: str, *, now: datetime | None = None) -> dict[str, Any
     return performance_payload(desk, record, state_label(state, record))
 
 
-def state_label(state: Any, record: Record) -> str:
-    if state is not None and state.killed_at is not None:
-        return "killed"
-    if state is not None and not state.enabled:
-        return "disabled"
-    return "active" if record.trades else "no_data"
-
-
 def performance_payload(desk: str, record: Record, state: str) -> dict[str, Any]:
     return {
         "desk": desk,
@@ -327,8 +321,6 @@ def signal_provenance(signals: list[SymbolSignal], *, now: datetime) -> Provenan
 
 def signals_max_age() -> timedelta:
     """The freshness limit of a signal payload: its primary (1h) bars' (two bars and a minute)."""
-    from catalog.analytics.signals import PRIMARY, fresh_limit
-
     return fresh_limit(PRIMARY)
 
 
@@ -446,9 +438,6 @@ def intel_snapshot_store(
 def modules_mode_sync(*, now: datetime) -> None:
     """Store each trading module's live/scout mode as its record gives it (the admin shows the
     stored one; /api/mcp/strategies computes it at read time the same way)."""
-    from catalog.models import TradingModule
-    from catalog.selectors.desks import module_mode
-
     by_desk = closed_pnls(since=now - timedelta(days=RECORD_DAYS))
     states = {s.desk: s for s in DeskState.objects.all()}
     for module in TradingModule.objects.all():
@@ -484,7 +473,7 @@ def intel_compute(*, now: datetime | None = None) -> IntelRun:
         # Only our own lease: a pass that outlived it must not release the next pass's.
         if cache.get(LOCK_KEY) == token:
             cache.delete(LOCK_KEY)
-        availability_watch()  # what the pass changed may make a product (un)available
+        data_pass_finished.send(sender=intel_compute)  # what it changed may make a product (un)available
 
 
 def _compute(now: datetime) -> IntelRun:

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from catalog.analytics.series import timeframe_delta
 from catalog.analytics.track import Bar, Outcome, Record, outcome, record_of
-from catalog.models import Candle, DeskSignal, DeskState
+from catalog.models import Candle, DeskSignal, DeskState, TradingModule
 from catalog.signals import desk_signal_published
 
 logger = logging.getLogger(__name__)
@@ -178,6 +178,36 @@ def kill_record(state: DeskState, *, now: datetime) -> Record:
     if state.record_since is not None and state.record_since > since:
         since = state.record_since
     return record_of(closed_pnls(desk=state.desk, since=since).get(state.desk, []))
+
+
+def state_label(state: DeskState | None, record: Record) -> str:
+    """A desk's state as the scorecard, the strategies and each signal's record show it."""
+    if state is not None and state.killed_at is not None:
+        return "killed"
+    if state is not None and not state.enabled:
+        return "disabled"
+    return "active" if record.trades else "no_data"
+
+
+def module_mode(record: Record, state: str) -> tuple[str, str]:
+    """A desk's mode from its record: live or scout, and why."""
+    need = settings.DESK_LIVE_MIN_SIGNALS
+    if state in ("killed", "disabled"):
+        return TradingModule.Mode.SCOUT, f"{state}: publishes nothing"
+    if record.trades < need:
+        return (
+            TradingModule.Mode.SCOUT,
+            f"{record.trades} of the {need} closed signals needed in {RECORD_DAYS} days",
+        )
+    if (record.expectancy_pct or 0.0) <= 0:
+        return (
+            TradingModule.Mode.SCOUT,
+            f"expectancy {record.expectancy_pct:+.2f}% over {record.trades} signals",
+        )
+    return (
+        TradingModule.Mode.LIVE,
+        f"{record.trades} closed signals in {RECORD_DAYS} days, expectancy {record.expectancy_pct:+.2f}%",
+    )
 
 
 @transaction.atomic
