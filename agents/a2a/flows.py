@@ -52,9 +52,6 @@ State = A2aTask.State
 # Credit calls are made idempotent by the message's id (billing.models.IdempotentCall keys).
 IDEMPOTENCY_PREFIX = "a2a-message:"
 REUSED = "this messageId was first sent for another call; nothing was charged. Send a new messageId."
-# The schemes a paid skill takes, in the order they are looked for (billing/front/): the
-# a2a-x402 payload in the message's metadata, else the request's X-API-Key (credits).
-ACCEPTS = ("x402", "credits")
 
 
 @dataclass
@@ -437,7 +434,6 @@ def _sale(ctx: Ctx, task: A2aTask, offer: Offer) -> Sale:
     return Sale(
         offer=offer,
         resource_url=task.resource_url,
-        accepts=ACCEPTS,
         reference=f"a2a task {task.id}",
         fingerprint=hashlib.sha256(call.encode()).hexdigest(),
         idempotency_path=ctx.request.path,

@@ -16,10 +16,11 @@ from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.views import base_url
 from agents.discovery import schemas as s
 from billing.api.front_http import http_answer, http_brought, http_sale
-from billing.front import Charge, Sold, payment_brought, payment_sell
+from billing.front import DEFAULT_ACCEPTS, Charge, Sold, payment_brought, payment_sell
 from billing.paid_call import paid_offer
 
-ACCEPTS = ("x402", "credits", "session")
+# The front's default schemes, and a session token: the chat sells session-callable SKUs.
+ACCEPTS = (*DEFAULT_ACCEPTS, "session")
 
 
 def chat_payment(request: Request) -> str | None:

@@ -32,9 +32,6 @@ from catalog.selectors import market, telemetry
 
 logger = logging.getLogger(__name__)
 
-# The schemes a paid capability takes, in the order they are looked for (billing/front/).
-ACCEPTS = ("x402", "credits")
-
 
 class AgentFrameworkPackView(ApiView):
     @extend_schema(
@@ -128,7 +125,7 @@ def marketplace_paid(request: Request, *, capability: str, sku: str, params: dic
         f"and retry (or buy it directly at {base}{offer.product.full_path})"
     )
     result = payment_sell(
-        brought=http_brought(request), sale=http_sale(request, offer, accepts=ACCEPTS, asking=asking)
+        brought=http_brought(request), sale=http_sale(request, offer, asking=asking)
     )
     if not isinstance(result, Sold):
         return http_answer(result, base=base)

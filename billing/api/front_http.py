@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
 from x402.http.utils import encode_payment_response_header
 
-from billing.front import Brought, Charge, Refused, Sale, Sold
+from billing.front import DEFAULT_ACCEPTS, Brought, Charge, Refused, Sale, Sold
 from billing.paid_call import Offer
 from billing.rails.base import CreditReceipt, ReplayReceipt, SessionReceipt, X402Receipt
 from billing.rails.credits import credit_headers
@@ -26,7 +26,12 @@ def http_brought(request: Request) -> Brought:
 
 
 def http_sale(
-    request: Request, offer: Offer, *, accepts: tuple[str, ...], resource_url: str = "", asking: str = ""
+    request: Request,
+    offer: Offer,
+    *,
+    accepts: tuple[str, ...] = DEFAULT_ACCEPTS,
+    resource_url: str = "",
+    asking: str = "",
 ) -> Sale:
     """A sale on this request: the ledger reference and an Idempotency-Key's path are the
     request's path, and the same call is the same method, path, query and body."""

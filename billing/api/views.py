@@ -30,8 +30,7 @@ from billing.x402.fastpath import challenge_store
 from catalog.api import schemas as s
 from catalog.products.registry import ProductFailed, RunFn, product_get
 
-# The schemes the paid routes take, in the order they are looked for (billing/front/).
-X402_ROUTE = ("x402", "credits")
+# The X-API-Key routes take credits alone (the x402 paths take the front's default schemes).
 CREDIT_ROUTE = ("credits",)
 
 API_KEY_HEADER = OpenApiParameter(
@@ -76,7 +75,7 @@ class X402PaidView(ApiView):
     def get(self, request: Request) -> Response:
         base = base_url(request)
         offer = paid_offer(product=self.sku_name, params=query_values(request), base_url=base)
-        result = payment_sell(brought=http_brought(request), sale=http_sale(request, offer, accepts=X402_ROUTE))
+        result = payment_sell(brought=http_brought(request), sale=http_sale(request, offer))
         response = http_answer(result, base=base)
         if isinstance(result, Refused) and result.kind == "unpaid":
             self.count_hit(offer.name)

@@ -21,6 +21,10 @@ from billing.x402.challenge import Challenge
 # Where an x402 proof rides: an HTTP payment header (PAYMENT-SIGNATURE / X-PAYMENT), or a
 # protocol's metadata (MCP `_meta["x402/payment"]`, A2A `x402.payment.payload`).
 ProofIn = Literal["headers", "metadata"]
+# The schemes a surface takes unless it says otherwise, in the order they are looked for: a
+# scheme added here is taken by every such surface (the REST paid paths, the marketplace, A2A)
+# without a change to any of them.
+DEFAULT_ACCEPTS: tuple[str, ...] = ("x402", "credits")
 
 
 @dataclass(frozen=True)
@@ -44,13 +48,15 @@ class Sale:
 
     offer: Offer
     resource_url: str  # the x402 resource its challenge names
-    accepts: tuple[str, ...]  # the payment schemes this surface takes, in the order they are looked for
     reference: str = ""  # a debit's ledger reference (the route's path, the task, the tool)
     # What makes two calls the same call, for an Idempotency-Key (REST: method, path, query and
     # body), and the path its stored answer is kept under (default: reference).
     fingerprint: str = ""
     idempotency_path: str = ""
     asking: str = ""  # the detail of the challenge to an unpaid call (default: the price)
+    # The payment schemes this surface takes (billing/front/schemes.py), in the order they are
+    # looked for: an x402 proof first, the most specific.
+    accepts: tuple[str, ...] = DEFAULT_ACCEPTS
 
 
 @dataclass(frozen=True)
