@@ -13,8 +13,6 @@ from typing import Any
 
 from django.conf import settings
 from pydantic import ValidationError
-from rest_framework.request import Request
-from x402.http.constants import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
 from x402.mechanisms.evm.constants import (
     ERR_AUTHORIZATION_VALUE_MISMATCH,
     ERR_INVALID_SIGNATURE,
@@ -72,10 +70,6 @@ class Proof:
     # wallets) are checked by the facilitator, before anything is claimed in the payer's name.
     signature_checked: bool = True
     valid_before: int | None = None
-
-
-def proof_header(request: Request) -> str | None:
-    return request.headers.get(PAYMENT_SIGNATURE_HEADER) or request.headers.get(X_PAYMENT_HEADER) or None
 
 
 def proof_decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
