@@ -17,7 +17,7 @@ from a2a_service.core.views import ApiView, base_url, ok
 from agents.a2a import schemas as a2a_s
 from agents.a2a.rpc import HUB, body_too_large_answer, jsonrpc_answer, jsonrpc_requested
 from agents.chat.answer import chat_answer, paid_answer
-from agents.chat.pay import paid_run, payment_brought
+from agents.chat.pay import chat_payment, paid_run
 from agents.discovery import schemas as s
 from agents.discovery.catalog_agents import UNKNOWN_AGENT, agent_status, agenthub_status, catalog_agent
 from agents.services import agent_interaction_record
@@ -121,13 +121,13 @@ def _chat(request: Request, agent: CatalogAgent | None) -> Response:
         if agent is not None and not agent.enabled:
             raise NotFound(f"agent {agent.slug} is disabled")
         base = base_url(request)
-        rail = payment_brought(request)
+        rail = chat_payment(request)
         out, intent = chat_answer(agent=agent, message=body.message, base=base, free=rail is None)
         skill = intent.sku or ""
         if rail is None or intent.sku is None or intent.missing:
             status = 200
             return ok(out)
-        paid, charge = paid_run(request, sku=intent.sku, params=intent.params, rail=rail)
+        paid, charge = paid_run(request, sku=intent.sku, params=intent.params)
         status = paid.status_code
         if paid.status_code != 200:
             return paid
@@ -210,7 +210,10 @@ class AgentChatView(ApiView):
 class AgentHubView(ApiView):
     """/api/a2a/agenthub (and with a trailing slash): GET status, POST chat, HEAD."""
 
+    # Its POST and its subclasses' are one implementation (_hub_post): a subclass only says
+    # whether its path also speaks A2A JSON-RPC, and documents its POST.
     http_method_names = ["get", "post", "head", "options"]
+    speaks_jsonrpc = True
 
     @extend_schema(
         tags=["marketplace"],
@@ -231,7 +234,10 @@ class AgentHubView(ApiView):
         responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request) -> Response:
-        if jsonrpc_requested(request):
+        return self._hub_post(request)
+
+    def _hub_post(self, request: Request) -> Response:
+        if self.speaks_jsonrpc and jsonrpc_requested(request):
             return jsonrpc_answer(request, agent=None)
         return _chat(request, None)
 
@@ -239,13 +245,14 @@ class AgentHubView(ApiView):
         return HttpResponse(status=200, content_type="application/json")
 
     def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
-        return _too_large(request, exc, HUB, jsonrpc=True)
+        return _too_large(request, exc, HUB, jsonrpc=self.speaks_jsonrpc)
 
 
 class AgentHubChatView(AgentHubView):
     """POST (and HEAD) only: /api/a2a/agenthub/chat and /api/a2a/agenthub/."""
 
     http_method_names = ["post", "head", "options"]
+    speaks_jsonrpc = False
 
     @extend_schema(
         tags=["marketplace"],
@@ -256,14 +263,13 @@ class AgentHubChatView(AgentHubView):
         responses=CHAT_RESPONSES,
     )
     def post(self, request: Request) -> Response:
-        return _chat(request, None)
-
-    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
-        return _too_large(request, exc, HUB, jsonrpc=False)
+        return self._hub_post(request)
 
 
 class AgentHubSlashView(AgentHubChatView):
     """POST (and HEAD) /api/a2a/agenthub/: chat, or A2A JSON-RPC as /api/a2a/agenthub."""
+
+    speaks_jsonrpc = True
 
     @extend_schema(
         tags=["marketplace"],
@@ -274,9 +280,4 @@ class AgentHubSlashView(AgentHubChatView):
         responses=AGENT_POST_RESPONSES,
     )
     def post(self, request: Request) -> Response:
-        if jsonrpc_requested(request):
-            return jsonrpc_answer(request, agent=None)
-        return _chat(request, None)
-
-    def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response | None:
-        return _too_large(request, exc, HUB, jsonrpc=True)
+        return self._hub_post(request)

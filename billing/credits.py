@@ -12,12 +12,16 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, models, transaction
+from django.db.models import Sum
 from django.utils import timezone
+from eth_abi import encode as abi_encode
 from eth_account import Account as EthAccount
 from eth_account.messages import defunct_hash_message, encode_defunct
 from eth_typing import HexStr
+from web3 import Web3
 
 from a2a_service.core.observe import money_event
+from billing.chain.rpc import chain
 from billing.models import Account, ApiKey, BillingSettings, Deposit, LedgerEntry, OwnershipChallenge
 from billing.tiers import account_tier
 
@@ -162,9 +166,6 @@ def signature_valid(*, wallet: str, message: str, signature: str) -> bool:
     """Whether `wallet` signed `message` (EIP-191 personal_sign). An ordinary account (EOA)
     is recovered from the signature; if that is not the wallet and the address holds code,
     the contract wallet is asked (EIP-1271 isValidSignature of the EIP-191 hash)."""
-    from eth_abi import encode as abi_encode
-    from web3 import Web3
-
     signable = encode_defunct(text=message)
     try:
         raw = bytes.fromhex(signature.removeprefix("0x"))
@@ -176,8 +177,6 @@ def signature_valid(*, wallet: str, message: str, signature: str) -> bool:
                 return True
         except Exception:  # malformed (bad v, s out of range): proves nothing as an EOA
             pass
-    from billing.deposits import chain
-
     digest = defunct_hash_message(text=message)
     try:
         w3 = chain()
@@ -463,8 +462,6 @@ def deposit_orphan(*, deposit_id: int) -> Deposit:
 
 def ledger_audit() -> list[tuple[int, int, int]]:
     """Accounts whose balance differs from their ledger sum: (account id, balance, sum)."""
-    from django.db.models import Sum
-
     sums = dict(
         LedgerEntry.objects.values_list("account_id")
         .annotate(s=Sum("amount_atomic"))

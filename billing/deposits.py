@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +41,7 @@ from eth_typing import HexStr
 from web3 import Web3
 from web3.types import LogReceipt, TxReceipt
 
+from billing.chain.rpc import chain
 from billing.credits import deposit_orphan, deposit_settle
 from billing.models import ChainCursor, Deposit, Payment
 
@@ -75,15 +75,6 @@ class ScanResult:
     orphaned: int = 0
     chain_reset: bool = False
     errors: list[str] = field(default_factory=list)
-
-
-@lru_cache(maxsize=4)
-def _w3(url: str) -> Web3:
-    return Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10}))
-
-
-def chain() -> Web3:
-    return _w3(settings.CHAIN_RPC_URL)
 
 
 def _hex(value: Any) -> str:

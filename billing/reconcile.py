@@ -31,6 +31,7 @@ from web3 import Web3
 from web3.exceptions import TransactionNotFound
 from web3.types import TxReceipt
 
+from billing.chain.rpc import chain
 from billing.models import Payment
 from billing.services import payment_fail, payment_release, payment_settle
 
@@ -60,8 +61,6 @@ class ReconcileResult:
 
 
 def _w3() -> Web3:
-    from billing.deposits import chain
-
     return chain()
 
 

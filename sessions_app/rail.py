@@ -10,11 +10,13 @@ from typing import ClassVar
 from django.db import transaction
 
 from a2a_service.core.errors import Forbidden, NotFound, PaymentRequired, Unauthorized
-from billing.rails.base import Content, Offer, Paid, Receipt, SessionReceipt
+from billing.front import Brought, Sale
+from billing.rails.base import Content, Offer, Paid, Rail, Receipt, SessionReceipt
 from catalog.models import Sku
 from sessions_app.models import PrepaidSession
 from sessions_app.services import SessionUnavailable, session_call_debit
 
+TOKEN_HEADER = "X-Session-Token"
 BUY_HINT = {"buy": "/api/a2a/x402/session/desk-pack", "enterprise": "/api/a2a/x402/session/enterprise-pack"}
 
 
@@ -84,3 +86,16 @@ class SessionHold:
 
     def deliver(self, run: Callable[[], Content]) -> Content:
         return run()
+
+
+class SessionScheme:
+    """The payment front's session scheme (billing/front/schemes.py): X-Session-Token pays one
+    call of the session's pack."""
+
+    name = "session"
+
+    def brought(self, brought: Brought) -> bool:
+        return bool(brought.header(TOKEN_HEADER))
+
+    def rail(self, brought: Brought, sale: Sale) -> Rail:
+        return session_payment(token=brought.header(TOKEN_HEADER), sku=sale.offer.name)

@@ -19,7 +19,6 @@ from eth_account import Account as EthAccount
 from google.protobuf.json_format import ParseDict
 
 from agents.a2a import extension as x
-from agents.a2a import flows
 from agents.a2a.store import (
     a2a_task_claim,
     a2a_task_create,
@@ -29,6 +28,8 @@ from agents.a2a.store import (
     message_bytes,
 )
 from agents.models import A2aTask
+from billing.front import schemes as front_schemes
+from billing.front import sell as front_sell
 from billing.models import Account, LedgerEntry, Payment
 from billing.rails.x402 import SettlementPending
 from tests.test_a2a_jsonrpc import BRIEF_SKU, brief, data_message, rpc, send, status_meta  # noqa: F401
@@ -185,13 +186,13 @@ def test_a_pending_settlement_retried_is_stored_once(api, monkeypatch):
     pending = SettlementPending(
         "broadcast, not confirmed yet", extra={"transaction": "0x" + "ab" * 32, "retry_after": 5}
     )
-    monkeypatch.setattr(flows, "proof_decode", lambda encoded: SimpleNamespace())
-    monkeypatch.setattr(flows, "x402_payment", lambda **kwargs: SimpleNamespace())
+    monkeypatch.setattr(front_schemes, "proof_decode_object", lambda raw: SimpleNamespace())
+    monkeypatch.setattr(front_schemes, "x402_payment", lambda **kwargs: SimpleNamespace())
 
     def still_pending(**kwargs: Any) -> Any:
         raise pending
 
-    monkeypatch.setattr(flows, "paid_call", still_pending)
+    monkeypatch.setattr(front_sell, "paid_call", still_pending)
     task = send(api, BRIEF_SKU)
     metadata = {x.STATUS: x.PAYMENT_SUBMITTED, x.PAYLOAD: {"x402Version": 2, "payload": {}}}
     for _ in range(10):

@@ -388,7 +388,7 @@ def test_parallel_calls_use_a_5_call_allowance_exactly_5_times_and_credits_pay_t
 
     with ThreadPoolExecutor(max_workers=10) as pool:
         rails = list(pool.map(one, range(20)))
-    assert rails.count("session") == 5 and rails.count("credits") == 15
+    assert rails.count("mcp_managed_pack") == 5 and rails.count("credits") == 15
     allowance.refresh_from_db()
     assert allowance.calls_used == 5 and McpAllowanceCall.objects.count() == 5
     assert len(sku_calls()) == 15 and balance(account) == 1_000_000 - 15 * STATUS_PRICE

@@ -123,7 +123,7 @@ def test_concurrent_unlocks_over_mcp_use_one_call_of_a_managed_allowance(seeded)
         return paid.receipt.rail
 
     rails = at_once(N, unlock)
-    assert sorted(rails) == ["credits"] * (N - 1) + ["session"], rails  # one allowance call
+    assert sorted(rails) == ["credits"] * (N - 1) + ["mcp_managed_pack"], rails  # one allowance call
     assert McpAllowance.objects.get().calls_used == 1 and McpAllowanceCall.objects.count() == 1
     assert debits(account) == [] and balance(account) == 1_000_000
     assert NewsUnlock.objects.count() == 1 and ledger_audit() == []

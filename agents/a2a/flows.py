@@ -2,19 +2,18 @@
 (input-required, a2a-x402 v0.2 standalone flow) unless the request carries an X-API-Key
 (credits); a payment submitted on the task's id is verified, the product runs, the payment
 settles and the task completes with the artifact and the receipts. Every payment goes through
-the one paid call (billing/paid_call.py): nothing charged for a failed product, no proof used
-twice.
+the payment front (billing/front/, around the one paid call billing/paid_call.py): nothing
+charged for a failed product, no proof used twice. This module only says where A2A carries
+the payment and turns the front's result into the task's state.
 
 Tasks and messages are kept in A2A 1.0 JSON (proto JSON names); agents/a2a/rpc.py turns them
 into the protocol version the caller speaks."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -23,10 +22,9 @@ from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, UnsupportedOperationError
 from django.conf import settings
 from rest_framework.request import Request
-from x402.schemas import PaymentRequired, SettleResponse
+from x402.schemas import SettleResponse
 
 from a2a_service.core.errors import ApiError, NotFound, ProductUnavailable, RequestValidationError
-from a2a_service.core.errors import PaymentRequired as CreditTooLow
 from a2a_service.core.money import usdc_from_atomic
 from agents.a2a import extension as x
 from agents.a2a.proto import plain_json, to_json
@@ -42,14 +40,11 @@ from agents.a2a.store import (
 )
 from agents.discovery.views import FREE_CAPABILITIES
 from agents.models import A2aTask
-from billing.api.auth import api_key_account
-from billing.api.views import IDEMPOTENCY_KEY_MAX
+from billing.front import Brought, Charge, Refused, Sale, Sold, key_account, payment_choose, payment_sell
+from billing.front.schemes import IDEMPOTENCY_KEY_MAX
 from billing.models import Account
-from billing.paid_call import CreditReceipt, Offer, ReplayReceipt, X402Receipt, paid_call, paid_offer
-from billing.rails.base import product_available
-from billing.rails.credits import CreditRail, Idempotency
-from billing.rails.x402 import PaymentUnreachable, SettlementPending, x402_challenge, x402_payment
-from billing.x402.proof import PaymentRejected, proof_decode
+from billing.paid_call import Offer, paid_offer
+from billing.x402.challenge import Challenge, challenge_required_json
 from catalog.models import CatalogAgent
 from catalog.selectors.payment import absolute
 
@@ -195,21 +190,13 @@ def _start(ctx: Ctx, asked: Asked, message: Message) -> A2aTask:
         )
     try:
         offer = _offer(asked.skill, asked.params, ctx.base)
-        if not ctx.api_key:
-            # Nothing to deliver now: the task fails with the reason and when to ask again,
-            # instead of asking for a payment that would buy nothing.
-            product_available(offer)
     except ProductUnavailable as exc:
         task = a2a_task_create(
-            agent=ctx.agent,
-            skill=asked.skill,
-            context_id=context_id,
-            params=asked.params,
-            state=State.WORKING,
+            agent=ctx.agent, skill=asked.skill, context_id=context_id, params=asked.params, state=State.WORKING
         )
         return _failed(ctx, task, [_user_message(message, task)], exc)
-    # Before the task exists: an unknown key is refused (401) without leaving a task behind.
-    account = api_key_account(ctx.request) if ctx.api_key else None
+    if ctx.api_key:
+        key_account(ctx.api_key)  # an unknown key is refused (401) without leaving a task behind
     params = offer.call.params.model_dump(mode="json") if offer.call.params is not None else {}
     task = a2a_task_create(
         agent=ctx.agent,
@@ -221,9 +208,7 @@ def _start(ctx: Ctx, asked: Asked, message: Message) -> A2aTask:
         resource_url=_resource_url(ctx.base, offer),
     )
     user = [_user_message(message, task)]
-    if account is not None:
-        return _pay_credits(ctx, task, offer, account, user)
-    return _ask_payment(ctx, task, offer, user)
+    return _pay(ctx, task, offer, _brought(ctx, user), user)
 
 
 def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
@@ -255,28 +240,36 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
             raise InvalidParamsError(
                 f"{x.STATUS} is {x.PAYMENT_SUBMITTED} but {x.PAYLOAD} does not hold the signed x402 PaymentPayload"
             )
-        return _claimed(ctx, task, user, lambda offer: _pay_x402(ctx, task, offer, payload, user))
+        return _claimed(ctx, task, user, _brought(ctx, user, payload))
     if ctx.api_key:
-        account = api_key_account(ctx.request)
-        return _claimed(ctx, task, user, lambda offer: _pay_credits(ctx, task, offer, account, user))
+        return _claimed(ctx, task, user, _brought(ctx, user))
     # Neither paid nor declined: the requirements again (at today's price), if there is
     # something to deliver. The message asks the task's question again, unpaid: it is not
     # stored, so repeating it grows nothing.
     try:
         offer = _offer(task.skill, task.params, ctx.base)
-        product_available(offer)
     except ApiError as exc:
-        if not a2a_task_claim(task=task):
-            raise UnsupportedOperationError(f"task {task.id} is being paid by another request") from None
-        return _failed(ctx, task, [], exc)
+        return _claimed_failed(ctx, task, exc)
+    unpaid = payment_choose(brought=Brought(), sale=_sale(ctx, task, offer))
+    assert isinstance(unpaid, Refused)
+    if unpaid.kind != "unpaid" or unpaid.challenge is None:
+        return _claimed_failed(ctx, task, unpaid)
     ctx.status = 402
-    task.price_atomic = offer.price
+    task.price_atomic = unpaid.challenge.price_atomic
     return a2a_task_requirements_refresh(
-        task=task, status_message=_requirements_message(task, offer), price_atomic=offer.price
+        task=task,
+        status_message=_requirements_message(task, unpaid.challenge),
+        price_atomic=unpaid.challenge.price_atomic,
     )
 
 
-def _claimed(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], pay: Callable[[Offer], A2aTask]) -> A2aTask:
+def _claimed_failed(ctx: Ctx, task: A2aTask, why: ApiError | Refused) -> A2aTask:
+    if not a2a_task_claim(task=task):
+        raise UnsupportedOperationError(f"task {task.id} is being paid by another request") from None
+    return _failed(ctx, task, [], why)
+
+
+def _claimed(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], brought: Brought) -> A2aTask:
     """Pay for an input-required task once: claim it (a second request for it is refused),
     prepare the call, pay; a crash in between puts the task back to input-required."""
     if not a2a_task_claim(task=task):
@@ -286,7 +279,7 @@ def _claimed(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], pay: Callable[
             offer = _offer(task.skill, task.params, ctx.base)
         except ApiError as exc:
             return _failed(ctx, task, user, exc)
-        return pay(offer)
+        return _pay(ctx, task, offer, brought, user)
     except BaseException:
         A2aTask.objects.filter(pk=task.pk, state=State.WORKING).update(state=State.INPUT_REQUIRED)
         raise
@@ -315,38 +308,30 @@ def _resource_url(base: str, offer: Offer) -> str:
     return f"{url}?{urlencode(params, doseq=True)}" if params else url
 
 
-def payment_required_json(offer: Offer, resource_url: str, error: str = "payment_required") -> dict[str, Any]:
-    """The x402 PaymentRequired (version 2) of the SKU's REST 402 (its PAYMENT-REQUIRED header)."""
-    challenge = x402_challenge(offer, resource_url=resource_url)
-    required = PaymentRequired(
-        x402_version=2, error=error, resource=challenge.resource, accepts=[challenge.v2]
-    )
-    return required.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
 # --- outcomes -------------------------------------------------------------------------------
 def _ask_payment(
-    ctx: Ctx, task: A2aTask, offer: Offer, user: list[dict[str, Any]], note: str = ""
+    ctx: Ctx, task: A2aTask, challenge: Challenge, user: list[dict[str, Any]], note: str = ""
 ) -> A2aTask:
     ctx.status = 402
-    task.price_atomic = offer.price
+    task.price_atomic = challenge.price_atomic
     return a2a_task_save(
         task=task,
         state=State.INPUT_REQUIRED,
         messages=user,
-        status_message=_requirements_message(task, offer, note),
+        status_message=_requirements_message(task, challenge, note),
     )
 
 
-def _requirements_message(task: A2aTask, offer: Offer, note: str = "") -> dict[str, Any]:
-    """The status message of a task waiting for payment: the price and the x402 requirements."""
-    price = usdc_from_atomic(offer.price)
+def _requirements_message(task: A2aTask, challenge: Challenge, note: str = "") -> dict[str, Any]:
+    """The status message of a task waiting for payment: the price and the x402 requirements
+    (the PaymentRequired of the SKU's REST 402, its PAYMENT-REQUIRED header)."""
+    price = usdc_from_atomic(challenge.price_atomic)
     text = (
         f"{note}{task.skill} costs {price:g} USDC. Pay with the a2a-x402 extension: sign the requirements in "
         f"{x.REQUIRED} and send the PaymentPayload in {x.PAYLOAD} with {x.STATUS} {x.PAYMENT_SUBMITTED} "
         f"on task {task.id}; or send a message on this task with an X-API-Key header to pay from prepaid credits."
     )
-    metadata = {x.STATUS: x.PAYMENT_REQUIRED, x.REQUIRED: payment_required_json(offer, task.resource_url)}
+    metadata = {x.STATUS: x.PAYMENT_REQUIRED, x.REQUIRED: challenge_required_json(challenge, "payment_required")}
     return _text_message(task, text, metadata)
 
 
@@ -378,16 +363,19 @@ def _complete(
 
 
 def _failed(
-    ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], exc: ApiError, *, detail: str = ""
+    ctx: Ctx, task: A2aTask, user: list[dict[str, Any]], why: ApiError | Refused, *, detail: str = ""
 ) -> A2aTask:
     """A call that could not be sold (the product has nothing to sell, the SKU left the shop):
     the task fails, nothing was charged."""
-    ctx.status = exc.status_code
-    charged = bool(exc.extra.get("charged", False))
+    if isinstance(why, Refused):
+        ctx.status, text, charged, retry = why.status, why.message, why.charged, why.retry_after
+    else:
+        ctx.status, text, charged = why.status_code, why.detail, bool(why.extra.get("charged", False))
+        retry = why.extra.get("retry_after")
     metadata: dict[str, Any] = {"charged": charged}
-    if "retry_after" in exc.extra:  # nothing to deliver now: when to ask again
-        metadata["retry_after"] = exc.extra["retry_after"]
-    status_message = _text_message(task, detail or exc.detail, metadata)
+    if retry is not None:  # nothing to deliver now: when to ask again
+        metadata["retry_after"] = retry
+    status_message = _text_message(task, detail or text, metadata)
     return a2a_task_save(
         task=task, state=State.FAILED, messages=[*user, status_message], status_message=status_message
     )
@@ -429,34 +417,72 @@ def _payment_failed(
     )
 
 
-def _pay_x402(
-    ctx: Ctx, task: A2aTask, offer: Offer, raw: dict[str, Any], user: list[dict[str, Any]]
-) -> A2aTask:
-    """Verify the payload against the task's requirements, run the product, settle
-    (billing/rails/x402.py says in which order, and why)."""
-    ctx.status = 402
-    try:
-        # The one decoder of x402 payloads (size and depth bounds, v1/v2 models): it reads the
-        # header form, so the object goes through it as the header would carry it.
-        encoded = base64.b64encode(json.dumps(raw, separators=(",", ":")).encode()).decode()
-        payload = proof_decode(encoded)
-        rail = x402_payment(payload=payload, offer=offer, resource_url=task.resource_url)
-        paid = paid_call(product=offer, payment=rail)
-    except PaymentRejected as exc:
-        return _payment_failed(ctx, task, user, reason=exc.reason, text=f"Payment refused: {exc.message}")
-    except SettlementPending as exc:
+def _brought(ctx: Ctx, user: list[dict[str, Any]], payload: dict[str, Any] | None = None) -> Brought:
+    """What the message pays with: the a2a-x402 payload of its metadata, the request's X-API-Key.
+    A message sent again (same messageId, as a client retrying after a lost answer does) is the
+    same credit call: its Idempotency-Key answers it with the first call's content, charged once."""
+    headers = {"X-API-Key": ctx.api_key}
+    message_id = str(user[-1].get("messageId", "")) if user else ""
+    key = f"{IDEMPOTENCY_PREFIX}{message_id}"
+    if message_id and len(key) <= IDEMPOTENCY_KEY_MAX:
+        headers["Idempotency-Key"] = key
+    return Brought(headers=headers, x402_payload=payload, proof_in="metadata")
+
+
+def _sale(ctx: Ctx, task: A2aTask, offer: Offer) -> Sale:
+    call = json.dumps([ctx.agent, task.skill, task.params], sort_keys=True, separators=(",", ":"))
+    return Sale(
+        offer=offer,
+        resource_url=task.resource_url,
+        reference=f"a2a task {task.id}",
+        fingerprint=hashlib.sha256(call.encode()).hexdigest(),
+        idempotency_path=ctx.request.path,
+    )
+
+
+def _pay(ctx: Ctx, task: A2aTask, offer: Offer, brought: Brought, user: list[dict[str, Any]]) -> A2aTask:
+    """Sell the task's call through the payment front; its result becomes the task's state."""
+    result = payment_sell(brought=brought, sale=_sale(ctx, task, offer))
+    if isinstance(result, Sold):
+        return _paid(ctx, task, offer, result, user)
+    if result.kind == "unpaid" and result.challenge is not None:
+        return _ask_payment(ctx, task, result.challenge, user)
+    if result.scheme == "x402":
+        return _x402_refused(ctx, task, result, user)
+    if result.status == 401 and result.error is not None:
+        raise result.error  # an unknown key: HTTP 401, the task untouched
+    if result.status == 402 and result.challenge is not None:
+        # Not enough credit: an x402 payment instead.
+        return _ask_payment(ctx, task, result.challenge, user, note=f"{result.message}. ")
+    if result.status == 422:
+        return _failed(
+            ctx,
+            task,
+            user,
+            RequestValidationError.single(["params", "message", "messageId"], REUSED, "message_id_reused"),
+            detail=REUSED,
+        )
+    return _failed(ctx, task, user, result)
+
+
+def _x402_refused(ctx: Ctx, task: A2aTask, refused: Refused, user: list[dict[str, Any]]) -> A2aTask:
+    """An x402 payment that did not complete the task (billing/rails/x402.py says why it may not)."""
+    ctx.status = refused.status
+    if refused.kind == "rejected":
+        return _payment_failed(ctx, task, user, reason=refused.code, text=f"Payment refused: {refused.message}")
+    if refused.kind == "pending" and refused.error is not None:
         # Paid, not confirmed yet: the same payload on this task collects it once it confirms.
-        ctx.status = 202
+        extra = refused.error.extra
         status_message = _text_message(
             task,
-            f"{exc.detail}. Send the same {x.PAYLOAD} on task {task.id} again in "
-            f"{exc.extra.get('retry_after', 5)} seconds.",
+            f"{refused.message}. Send the same {x.PAYLOAD} on task {task.id} again in "
+            f"{extra.get('retry_after', 5)} seconds.",
             {
                 x.STATUS: x.PAYMENT_VERIFIED,
-                "transaction": exc.extra.get("transaction", ""),
+                "transaction": extra.get("transaction", ""),
                 # The payment by its authorization, and where its current transaction is shown.
-                "nonce": exc.extra.get("nonce", ""),
-                "status": exc.extra.get("status", {}).get("url", ""),
+                "nonce": extra.get("nonce", ""),
+                "status": extra.get("status", {}).get("url", ""),
             },
         )
         # Retrying a pending payment (as told) is the same exchange again: stored once.
@@ -467,105 +493,67 @@ def _pay_x402(
             messages=[] if retry else [*user, status_message],
             status_message=status_message,
         )
-    except ProductUnavailable as exc:
-        ctx.status = 503
-        charged = bool(exc.extra.get("charged", False))
+    if refused.kind in ("unavailable", "unreachable"):
         # Settled but the product failed: the payment is kept; the same payload on this task
         # collects it, so the task waits for it again instead of failing. Likewise when the
         # facilitator or the chain did not answer: nothing was claimed, and the same payload on
         # this task goes through once they do.
-        again = charged or isinstance(exc, PaymentUnreachable)
+        again = refused.charged or refused.kind == "unreachable"
         return _payment_failed(
             ctx,
             task,
             user,
             reason="product_unavailable",
-            text=exc.detail,
+            text=refused.message,
             state=State.INPUT_REQUIRED if again else State.FAILED,
-            charged=charged,
+            charged=refused.charged,
         )
-    except ApiError as exc:
-        ctx.status = exc.status_code
-        return _payment_failed(ctx, task, user, reason=exc.code, text=exc.detail)
-    receipt = paid.receipt
-    assert isinstance(receipt, X402Receipt)
-    settlement = receipt.settlement.model_dump(mode="json", by_alias=True, exclude_none=True)
-    receipts = _receipts(task, settlement)
-    return _complete(
-        ctx,
-        task,
-        user,
-        paid.content,
-        text=f"Payment settled ({receipt.settlement.transaction}): here is {task.skill}.",
-        description=offer.sku.headline if offer.sku else task.skill,
-        metadata={x.STATUS: x.PAYMENT_COMPLETED, x.RECEIPTS: receipts},
-        task_metadata={x.RECEIPTS: receipts},
-        payer=(receipt.settlement.payer or "").lower(),
-    )
+    return _payment_failed(ctx, task, user, reason=refused.code, text=refused.message)
 
 
-def _idempotency(ctx: Ctx, task: A2aTask, user: list[dict[str, Any]]) -> Idempotency | None:
-    """A message sent again (same messageId, as a client retrying after a lost answer does) is
-    the same credit call: it is answered with the first call's content and charged once."""
-    message_id = str(user[-1].get("messageId", "")) if user else ""
-    key = f"{IDEMPOTENCY_PREFIX}{message_id}"
-    if not message_id or len(key) > IDEMPOTENCY_KEY_MAX:
-        return None
-    call = json.dumps([ctx.agent, task.skill, task.params], sort_keys=True, separators=(",", ":"))
-    return Idempotency(key=key, fingerprint=hashlib.sha256(call.encode()).hexdigest(), path=ctx.request.path)
-
-
-def _pay_credits(
-    ctx: Ctx, task: A2aTask, offer: Offer, account: Account, user: list[dict[str, Any]]
-) -> A2aTask:
-    """Debit the price from the key's credits with the product, in one transaction (the credit
-    rail); not enough credit asks for an x402 payment instead."""
-    rail = CreditRail(
-        account=account, reference=f"a2a task {task.id}", idempotency=_idempotency(ctx, task, user)
-    )
-    try:
-        paid = paid_call(product=offer, payment=rail)
-    except CreditTooLow as exc:
-        return _ask_payment(ctx, task, offer, user, note=f"{exc.detail}. ")
-    except RequestValidationError:
-        return _failed(
+def _paid(ctx: Ctx, task: A2aTask, offer: Offer, sold: Sold, user: list[dict[str, Any]]) -> A2aTask:
+    """The task completes with the artifact and the charge: the x402 settle responses so far
+    (the extension's receipts), or what the credits paid."""
+    charge = sold.charge
+    description = offer.sku.headline if offer.sku else task.skill
+    if charge.settlement is not None:
+        settlement = charge.settlement.model_dump(mode="json", by_alias=True, exclude_none=True)
+        receipts = _receipts(task, settlement)
+        return _complete(
             ctx,
             task,
             user,
-            RequestValidationError.single(["params", "message", "messageId"], REUSED, "message_id_reused"),
-            detail=REUSED,
+            sold.content,
+            text=f"Payment settled ({charge.transaction}): here is {task.skill}.",
+            description=description,
+            metadata={x.STATUS: x.PAYMENT_COMPLETED, x.RECEIPTS: receipts},
+            task_metadata={x.RECEIPTS: receipts},
+            payer=charge.payer,
         )
-    except ApiError as exc:
-        return _failed(ctx, task, user, exc)
-    receipt = paid.receipt
-    if isinstance(receipt, ReplayReceipt):
-        # The same message again: its first answer, nothing charged.
-        balance = Account.objects.values_list("credit_balance_atomic", flat=True).get(pk=account.pk)
-        credits: dict[str, Any] = {
-            "rail": "credits",
-            "charged_usdc": 0.0,
-            "balance_usdc": usdc_from_atomic(balance),
-            "replay": True,
-        }
-    else:
-        assert isinstance(receipt, CreditReceipt)
-        credits = {
-            "rail": "credits",
-            "charged_usdc": usdc_from_atomic(receipt.charged_atomic),
-            "balance_usdc": usdc_from_atomic(receipt.balance_atomic),
-        }
+    credits = _credits(charge)
     return _complete(
         ctx,
         task,
         user,
-        paid.content,
+        sold.content,
         text=f"Paid from credits ({credits['charged_usdc']:g} USDC): here is {task.skill}.",
-        description=offer.sku.headline if offer.sku else task.skill,
+        description=description,
         metadata={"credits": credits},
         task_metadata={"credits": credits},
-        payer=account.wallet_address,
-        account=account,
+        payer=charge.payer,
+        account=offer.call.account,
     )
+
+
+def _credits(charge: Charge) -> dict[str, Any]:
+    credits: dict[str, Any] = {
+        "rail": "credits",
+        "charged_usdc": usdc_from_atomic(charge.charged_atomic or 0),
+        "balance_usdc": usdc_from_atomic(charge.balance_atomic or 0),
+    }
+    if charge.replay:  # the same message again: its first answer, nothing charged
+        credits["replay"] = True
+    return credits
 
 
 def cancel(ctx: Ctx, task: A2aTask) -> A2aTask:

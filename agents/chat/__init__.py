@@ -6,7 +6,7 @@ brings payment (X-API-Key, X-Session-Token, an x402 proof), the product's conten
 Nothing in a reply is invented: every figure comes from the excerpt or the product's run.
 
     answer.py  the deterministic reply (teaser, next call, suggestions, not-found)
-    pay.py     the paid run, through billing/paid_call.py like the marketplace's execute
+    pay.py     the paid run, through the payment front (billing/front/) like every surface
     llm.py     an optional rephrasing by an OpenAI-compatible model (CHAT_LLM_URL), never facts"""
 
 from __future__ import annotations

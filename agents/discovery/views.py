@@ -24,12 +24,9 @@ from agents.discovery.marketplace import MARKETPLACE_CAPABILITIES
 from agents.discovery.status import HUB
 from agents.models import AgentInteraction
 from agents.services import agent_interaction_record
-from billing.api.auth import api_key_account
-from billing.api.views import credit_serve, paid_response, payment_required
-from billing.paid_call import paid_call, paid_offer
-from billing.rails.base import product_available
-from billing.rails.x402 import x402_challenge, x402_payment
-from billing.x402.proof import PaymentRejected, proof_decode, proof_header
+from billing.api.front_http import http_answer, http_brought, http_sale, receipt_headers
+from billing.front import Sold, payment_sell
+from billing.paid_call import paid_offer
 from catalog.api.bodies import MarketplaceExecuteBody
 from catalog.selectors import market, telemetry
 
@@ -117,34 +114,20 @@ class MarketplaceExecuteView(ApiView):
 
 
 def marketplace_paid(request: Request, *, capability: str, sku: str, params: dict[str, Any]) -> Response:
-    """A paid capability runs its product through the one paid-call service, like the SKU's
-    own routes: X-API-Key debits credits, an x402 proof settles; without either, 402 with the
-    challenge and the other ways to pay. The product's content is the result."""
+    """A paid capability runs its product through the payment front (billing/front/), like the
+    SKU's own routes: X-API-Key debits credits, an x402 proof settles; without either, 402 with
+    the challenge and the other ways to pay. The product's content is the result."""
     base = base_url(request)
     offer = paid_offer(product=sku, params=params, base_url=base, params_in="body")
-    raw = proof_header(request)
-    if raw is None and request.headers.get("X-API-Key"):
-        paid = credit_serve(request=request, account=api_key_account(request), offer=offer)
-    else:
-        resource_url = request.build_absolute_uri()
-        challenge = x402_challenge(offer, resource_url=resource_url)
-        if raw is None:
-            product_available(offer)  # nothing to deliver now: 503, not a challenge
-            return payment_required(
-                challenge,
-                base,
-                "payment_required",
-                f"capability {capability} runs {sku}: it costs {challenge.price_atomic} atomic USDC; pay it "
-                f"and retry (or buy it directly at {base}{offer.product.full_path})",
-            )
-        try:
-            rail = x402_payment(payload=proof_decode(raw), offer=offer, resource_url=resource_url)
-            paid = paid_response(paid_call(product=offer, payment=rail))
-        except PaymentRejected as exc:
-            product_available(offer)  # a refused proof is not asked again for nothing
-            return payment_required(exc.challenge or challenge, base, exc.reason, exc.message)
-    if paid.status_code != 200:
-        return paid
-    headers = {k: v for k, v in paid.items() if k.lower() != "content-type"}
-    out = s.MarketplaceExecuteOut(capability=capability, result=paid.data)
-    return Response(out.model_dump(mode="json", by_alias=True), headers=headers)
+    price = offer.price
+    asking = (
+        f"capability {capability} runs {sku}: it costs {price} atomic USDC; pay it "
+        f"and retry (or buy it directly at {base}{offer.product.full_path})"
+    )
+    result = payment_sell(
+        brought=http_brought(request), sale=http_sale(request, offer, asking=asking)
+    )
+    if not isinstance(result, Sold):
+        return http_answer(result, base=base)
+    out = s.MarketplaceExecuteOut(capability=capability, result=result.content)
+    return Response(out.model_dump(mode="json", by_alias=True), headers=receipt_headers(result.charge))

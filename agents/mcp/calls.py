@@ -1,8 +1,8 @@
 """One `tools/call` on /mcp, answered synchronously (the ORM's side of agents/mcp/server.py).
 
-A free tool runs its catalog route's selector. A paid tool is sold through the one paid-call
-service (billing/paid_call.py), like the SKU's own REST routes and the marketplace's execute
-(agents/discovery/views.py marketplace_paid):
+A free tool runs its catalog route's selector. A paid tool is sold through the payment front
+(billing/front/), like the SKU's own REST routes and the marketplace's execute; this module
+only says where MCP carries the payment and turns the result into a tool result:
 
 - x402 (the x402 MCP transport, x402/mcp in the x402 package): the signed PaymentPayload in the
   call's `_meta["x402/payment"]`; the settlement comes back in `_meta["x402/payment-response"]`;
@@ -26,38 +26,18 @@ from django.conf import settings
 from pydantic import ValidationError
 from rest_framework.request import Request
 from x402.mcp.constants import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
-from x402.schemas import PaymentPayload, PaymentRequired
-from x402.schemas.v1 import PaymentPayloadV1
 
 from a2a_service.core.errors import ApiError, NotFound, RequestValidationError, database_unavailable
 from a2a_service.core.money import usdc_from_atomic
-from a2a_service.core.parsers import (
-    JsonTooDeep,
-    JsonTooLarge,
-    json_loads_bounded,
-    text_is_storable,
-    unstorable_text_at,
-)
+from a2a_service.core.parsers import text_is_storable, unstorable_text_at
 from a2a_service.core.views import HIT_COUNTERS, base_url
 from agents.mcp import MCP_PATH
 from agents.mcp.managed import SKU as MANAGED_SKU
-from agents.mcp.managed import ManagedCallRail
 from agents.mcp.tools import free_tool
 from agents.services import agent_interaction_record
-from billing.api.auth import api_key_account
-from billing.paid_call import (
-    CreditReceipt,
-    Offer,
-    Paid,
-    SessionReceipt,
-    X402Receipt,
-    paid_call,
-    paid_offer,
-)
-from billing.rails.base import product_available
-from billing.rails.x402 import x402_challenge, x402_payment
-from billing.x402.challenge import Challenge
-from billing.x402.proof import INVALID_PAYLOAD, PaymentRejected
+from billing.front import Brought, Charge, Sale, Sold, payment_sell
+from billing.paid_call import Offer, paid_offer
+from billing.x402.challenge import Challenge, challenge_required_json
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +46,9 @@ logger = logging.getLogger(__name__)
 STATUS_META_KEY = "a2a/status"
 RECEIPT_META_KEY = "a2a/receipt"
 ARGUMENTS = "arguments"  # the loc of a broken argument: ["arguments", <field>]
+# The schemes a paid tool takes, in the order they are looked for (billing/front/): an x402
+# proof in _meta, else the X-API-Key's managed allowance or credits (agents/mcp/managed.py).
+ACCEPTS = ("x402", "mcp_managed")
 
 
 @dataclass
@@ -92,8 +75,6 @@ def mcp_tool_call(
     started = time.monotonic()
     try:
         answer = _answer(request, name, arguments or {}, meta or {})
-    except PaymentRejected as exc:  # a proof refused before its challenge was known
-        answer = _error(402, {"detail": exc.message, "code": exc.reason}, exc.message)
     except ApiError as exc:
         answer = _api_error(exc)
     except Exception as exc:
@@ -141,31 +122,26 @@ def _answer(request: Request, name: str, arguments: dict[str, Any], meta: dict[s
     if not _is_paid_tool(name):
         raise NotFound(f"unknown tool {name!r}; tools/list names every tool", extra={"tool": name})
     offer = paid_offer(product=name, params=arguments, base_url=base, params_in=ARGUMENTS)
-    resource = tool_resource_url(name)
-    challenge = x402_challenge(offer, resource_url=resource)
-    raw = meta.get(MCP_PAYMENT_META_KEY)
-    if raw is not None:
-        try:
-            rail = x402_payment(payload=_payload(raw), offer=offer, resource_url=resource)
-            paid = paid_call(product=offer, payment=rail)
-        except PaymentRejected as exc:
-            product_available(offer)  # a refused proof is not asked again for nothing
-            return _payment_required(exc.challenge or challenge, base, offer, exc.reason, exc.message)
-        return _paid(paid)
-    if request.headers.get("X-API-Key", "").strip():
-        rail_key = ManagedCallRail(account=api_key_account(request), reference=f"{MCP_PATH} {name}")
-        return _paid(paid_call(product=offer, payment=rail_key))
-    # Nothing to deliver now: a tool error (503, retry_after, the reason), not a payment to sign.
-    product_available(offer)
-    _count_challenge(name)
-    return _payment_required(
-        challenge,
-        base,
-        offer,
-        "payment_required",
-        f"{name} costs {usdc_from_atomic(challenge.price_atomic):g} USDC: pay it with x402 "
-        f"(_meta['{MCP_PAYMENT_META_KEY}']) or send your X-API-Key",
+    price = usdc_from_atomic(offer.price)
+    sale = Sale(
+        offer=offer,
+        resource_url=tool_resource_url(name),
+        accepts=ACCEPTS,
+        reference=f"{MCP_PATH} {name}",
+        asking=f"{name} costs {price:g} USDC: pay it with x402 (_meta['{MCP_PAYMENT_META_KEY}']) or send your "
+        "X-API-Key",
     )
+    brought = Brought(headers=request.headers, x402_payload=meta.get(MCP_PAYMENT_META_KEY), proof_in="metadata")
+    result = payment_sell(brought=brought, sale=sale)
+    if isinstance(result, Sold):
+        return _paid(result.charge, result.content)
+    if result.kind == "unpaid":
+        _count_challenge(name)
+    if result.asks_x402:
+        assert result.challenge is not None
+        return _payment_required(result.challenge, base, offer, result.code, result.message)
+    assert result.error is not None
+    raise result.error  # answered as a tool error (_api_error)
 
 
 def _count_challenge(sku: str) -> None:
@@ -184,37 +160,6 @@ def _is_paid_tool(name: str) -> bool:
     return bool(name) and len(name) <= 64 and name.replace("_", "").isalnum()
 
 
-def _payload(raw: Any) -> PaymentPayload | PaymentPayloadV1:
-    """The PaymentPayload of `_meta["x402/payment"]`: an object (as x402's MCP client sends it)
-    or its JSON text, bounded like the payment header: longer than PAYMENT_HEADER_MAX_BYTES or
-    nested deeper than API_JSON_MAX_DEPTH is invalid_payload, refused before decoding (JSON text
-    nested a thousand levels deep would otherwise exhaust the decoder's recursion)."""
-    limit = settings.PAYMENT_HEADER_MAX_BYTES
-    # The object form was decoded by the transport (its own depth limit); as text it is measured
-    # and bounded the same way as the text form.
-    text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
-    try:
-        raw = json_loads_bounded(text, max_bytes=limit)
-    except JsonTooLarge:
-        raise PaymentRejected(INVALID_PAYLOAD, f"the payment is longer than {limit} bytes") from None
-    except JsonTooDeep as exc:
-        raise PaymentRejected(INVALID_PAYLOAD, f"the payment is {exc}") from None
-    except ValueError:
-        raise PaymentRejected(INVALID_PAYLOAD, "the payment is not valid JSON") from None
-    if not isinstance(raw, dict):
-        raise PaymentRejected(
-            INVALID_PAYLOAD, f"_meta['{MCP_PAYMENT_META_KEY}'] must be a PaymentPayload object"
-        )
-    try:
-        if raw.get("x402Version") == 1:
-            return PaymentPayloadV1.model_validate(raw)
-        return PaymentPayload.model_validate(raw)
-    except ValidationError as exc:
-        raise PaymentRejected(
-            INVALID_PAYLOAD, f"not an x402 payment payload: {exc.errors()[0]['msg']}"
-        ) from None
-
-
 def _content(content: dict[str, Any], meta: dict[str, Any] | None = None) -> ToolAnswer:
     return ToolAnswer(
         status_code=200,
@@ -224,37 +169,30 @@ def _content(content: dict[str, Any], meta: dict[str, Any] | None = None) -> Too
     )
 
 
-def _paid(paid: Paid) -> ToolAnswer:
-    receipt = paid.receipt
+def _paid(charge: Charge, content: dict[str, Any]) -> ToolAnswer:
+    """The content, and its charge in _meta: the x402 transport's settle response, and ours."""
     meta: dict[str, Any] = {}
-    if isinstance(receipt, X402Receipt):
-        settlement = receipt.settlement.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if charge.settlement is not None:
+        settlement = charge.settlement.model_dump(by_alias=True, exclude_none=True, mode="json")
         meta[MCP_PAYMENT_RESPONSE_META_KEY] = settlement
-        meta[RECEIPT_META_KEY] = {"rail": "x402", "transaction": receipt.settlement.transaction}
-    elif isinstance(receipt, CreditReceipt):
+        meta[RECEIPT_META_KEY] = {"rail": charge.rail, "transaction": charge.transaction}
+    elif charge.balance_atomic is not None:
         meta[RECEIPT_META_KEY] = {
-            "rail": "credits",
-            "charged_usdc": usdc_from_atomic(receipt.charged_atomic),
-            "balance_usdc": usdc_from_atomic(receipt.balance_atomic),
+            "rail": charge.rail,
+            "charged_usdc": usdc_from_atomic(charge.charged_atomic or 0),
+            "balance_usdc": usdc_from_atomic(charge.balance_atomic),
         }
-    elif isinstance(receipt, SessionReceipt):  # a managed MCP pack's call (agents/mcp/managed.py)
-        meta[RECEIPT_META_KEY] = {
-            "rail": MANAGED_SKU,
-            "charged_usdc": 0.0,
-            "calls_remaining": receipt.calls_remaining,
-        }
-    return _content(paid.content, meta)
+    elif charge.calls_remaining is not None:  # a managed MCP pack's call (agents/mcp/managed.py)
+        meta[RECEIPT_META_KEY] = {"rail": charge.rail, "charged_usdc": 0.0, "calls_remaining": charge.calls_remaining}
+    return _content(content, meta)
 
 
 def _payment_required(challenge: Challenge, base: str, offer: Offer, error: str, detail: str) -> ToolAnswer:
     """The x402 MCP transport's payment-required tool result: structuredContent (and its JSON
     text) is an x402 v2 PaymentRequired for the tool's resource, with our hints beside it (x402
     ignores fields it does not know)."""
-    required = PaymentRequired(
-        x402_version=2, error=error, resource=challenge.resource, accepts=[challenge.v2]
-    ).model_dump(by_alias=True, exclude_none=True, mode="json")
     body = {
-        **required,
+        **challenge_required_json(challenge, error),
         "detail": detail,
         "price_usdc": usdc_from_atomic(challenge.price_atomic),
         "alternatives": {

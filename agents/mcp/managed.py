@@ -20,8 +20,9 @@ from pydantic import BaseModel, Field
 from agents.mcp import MCP_PATH
 from agents.mcp.services import mcp_allowance_grant, mcp_allowance_remaining, mcp_allowance_use
 from agents.models import McpAllowanceCall
+from billing.front import Brought, Sale, key_account, key_brought
 from billing.models import Account
-from billing.rails.base import Content, Hold, Offer, Paid, Receipt, SessionReceipt
+from billing.rails.base import Content, Hold, Offer, Paid, Rail, Receipt, SessionReceipt
 from billing.rails.credits import CreditRail
 from billing.selectors.credits import payer_account
 from billing.selectors.sales import AMOUNT, PAYER, SOLD_AT, SalesSource, no_revenue, sales_source_register
@@ -125,10 +126,23 @@ class AllowanceHold:
 
     def commit(self, content: Content | None) -> Receipt:
         # The prepaid-calls receipt (the shape a session call answers with).
-        return SessionReceipt(calls_remaining=self.calls_remaining)
+        return SessionReceipt(calls_remaining=self.calls_remaining, rail=SKU)
 
     def release(self) -> None:
         return None  # the rail's transaction rolls the call back
 
     def deliver(self, run: Callable[[], Content]) -> Content:
         return run()
+
+
+class ManagedScheme:
+    """The payment front's scheme for MCP's X-API-Key (billing/front/schemes.py): the account's
+    managed allowance when one covers the call, else its credits (ManagedCallRail)."""
+
+    name = "mcp_managed"
+
+    def brought(self, brought: Brought) -> bool:
+        return key_brought(brought)
+
+    def rail(self, brought: Brought, sale: Sale) -> Rail:
+        return ManagedCallRail(account=key_account(brought.header("X-API-Key")), reference=sale.reference)

@@ -1,47 +1,37 @@
 """Paid routes. Both the x402 paths and the X-API-Key paths are one mechanism each,
-driven by tables in billing/api/urls.py. They are HTTP adapters over the one paid-call
-service (billing/paid_call.py): they read the request, build the payment (a rail), call
-paid_call and turn its receipt into headers; its errors reach the one exception handler."""
+driven by tables in billing/api/urls.py. They are HTTP adapters over the payment front
+(billing/front/, on HTTP in billing/api/front_http.py): it reads what the request brought,
+sells the call through billing/paid_call.py and says what it came to; a refusal other than
+an x402 402 reaches the one exception handler."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, Literal
 
 from django.conf import settings
-from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel, Field, RootModel
 from rest_framework.request import Request
 from rest_framework.response import Response
-from x402.http.constants import PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X_PAYMENT_RESPONSE_HEADER
-from x402.http.utils import encode_payment_response_header
+from x402.http.constants import PAYMENT_REQUIRED_HEADER
 
 from a2a_service.core.errors import PaymentRequired, ProductUnavailable, RequestValidationError
 from a2a_service.core.inputs import QueryModel, parse_body, parse_query, query_parameters, query_values
 from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.views import ApiView, base_url
 from billing.api.auth import api_key_account
-from billing.paid_call import (
-    CreditReceipt,
-    Offer,
-    Paid,
-    ReplayReceipt,
-    X402Receipt,
-    paid_call,
-    paid_offer,
-)
+from billing.api.front_http import http_answer, http_brought, http_sale
+from billing.front import Refused, payment_sell
+from billing.paid_call import Offer, paid_offer
 from billing.rails.base import NothingToDeliver, product_available
-from billing.rails.credits import CreditRail, Idempotency, credit_headers
-from billing.rails.x402 import x402_challenge, x402_payment
 from billing.schemas import WhaleTokenPaysNothingOut
 from billing.whale import TOKEN_HEADER as WHALE_TOKEN_HEADER
-from billing.x402.challenge import Challenge, challenge_body, challenge_header
 from billing.x402.fastpath import challenge_store
-from billing.x402.proof import PaymentRejected, proof_decode, proof_header
 from catalog.products.registry import ProductFailed, RunFn, product_get
 from catalog.selectors import schemas as s
+
+# The X-API-Key routes take credits alone (the x402 paths take the front's default schemes).
+CREDIT_ROUTE = ("credits",)
 
 API_KEY_HEADER = OpenApiParameter(
     "X-API-Key",
@@ -69,21 +59,6 @@ IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
 )
 
 
-def paid_response(paid: Paid) -> Response:
-    """The product's content with its receipt as headers."""
-    receipt = paid.receipt
-    headers: dict[str, str] = {}
-    if isinstance(receipt, X402Receipt):
-        headers[PAYMENT_RESPONSE_HEADER] = encode_payment_response_header(receipt.settlement)
-        if receipt.version == 1:
-            headers[X_PAYMENT_RESPONSE_HEADER] = headers[PAYMENT_RESPONSE_HEADER]
-    elif isinstance(receipt, CreditReceipt):
-        headers = credit_headers(receipt.charged_atomic, receipt.balance_atomic)
-    elif isinstance(receipt, ReplayReceipt):
-        return Response(paid.content, status=receipt.status_code, headers=dict(receipt.headers))
-    return Response(paid.content, headers=headers)
-
-
 class X402PaidView(ApiView):
     """GET on /api/a2a/x402/<sku path>: HTTP 402 until paid, then the product's content.
 
@@ -100,22 +75,10 @@ class X402PaidView(ApiView):
     def get(self, request: Request) -> Response:
         base = base_url(request)
         offer = paid_offer(product=self.sku_name, params=query_values(request), base_url=base)
-        resource_url = request.build_absolute_uri()
-        challenge = x402_challenge(offer, resource_url=resource_url)
-        raw = proof_header(request)
-        if raw is None and request.headers.get("X-API-Key"):
-            # The credit route on the same path: same product, paid from prepaid credits.
-            return credit_serve(request=request, account=api_key_account(request), offer=offer)
-        if raw is None:
-            # Nothing to deliver now: 503 (Retry-After, the reason), not a challenge to sign for nothing.
-            product_available(offer)
+        result = payment_sell(brought=http_brought(request), sale=http_sale(request, offer))
+        response = http_answer(result, base=base)
+        if isinstance(result, Refused) and result.kind == "unpaid":
             self.count_hit(offer.name)
-            response = payment_required(
-                challenge,
-                base,
-                "payment_required",
-                f"this resource costs {challenge.price_atomic} atomic USDC; pay it and retry",
-            )
             if not request.headers.get("Origin") and _query_is_canonical(request, offer):
                 challenge_store(
                     host=request.get_host(),
@@ -126,15 +89,7 @@ class X402PaidView(ApiView):
                     body=response.data,
                     availability_checked=offer.product.available is not None,
                 )
-            return response
-        try:
-            rail = x402_payment(payload=proof_decode(raw), offer=offer, resource_url=resource_url)
-            challenge = rail.challenge
-            paid = paid_call(product=offer, payment=rail)
-        except PaymentRejected as exc:
-            product_available(offer)  # a refused proof is not asked again for nothing
-            return payment_required(exc.challenge or challenge, base, exc.reason, exc.message)
-        return paid_response(paid)
+        return response
 
 
 def _query_is_canonical(request: Request, offer: Offer) -> bool:
@@ -144,14 +99,6 @@ def _query_is_canonical(request: Request, offer: Offer) -> bool:
     allowed = set(params.model_fields) if params else set()
     keys = list(request.query_params.keys())
     return set(keys) <= allowed and all(len(request.query_params.getlist(k)) == 1 for k in keys)
-
-
-def payment_required(challenge: Challenge, base: str, error: str, detail: str) -> Response:
-    return Response(
-        challenge_body(challenge, error=error, detail=detail, base=base),
-        status=402,
-        headers={PAYMENT_REQUIRED_HEADER: challenge_header(challenge, error)},
-    )
 
 
 class SettlementCollectOut(BaseModel):
@@ -311,7 +258,7 @@ class CreditRouteView(ApiView):
             offer = self._offer(request, path)
             product_available(offer)  # nothing to deliver: 503, not how to pay
             raise whale_token_pays_nothing(offer)
-        account = api_key_account(request)
+        api_key_account(request)  # 401 before anything about the call
         if self.query_model:
             parse_query(request, self.query_model)
         body = parse_body(request, self.body_model) if self.body_model else None
@@ -322,9 +269,9 @@ class CreditRouteView(ApiView):
             )
         offer = self._offer(request, path, body)
         if free is None:
-            return credit_serve(request=request, account=account, offer=offer)
+            return credit_serve(request=request, offer=offer)
         try:
-            return credit_serve(request=request, account=account, offer=offer)
+            return credit_serve(request=request, offer=offer)
         except (PaymentRequired, NothingToDeliver):
             # Not enough credit (nothing was charged; NothingToDeliver: and the paid content
             # has nothing to deliver anyway): the free tier instead of a 402 or a 503.
@@ -374,45 +321,11 @@ def free_serve(free: RunFn, offer: Offer) -> Response:
     return Response(content, headers={"X-Tier": "free"})
 
 
-def credit_serve(*, request: Request, account: Any, offer: Offer) -> Response:
-    """Run the offer's product for a credit account and debit its price, atomically: the
-    debit, the product and the ledger row commit together or not at all."""
-    key = _idempotency_key(request)
-    idempotency = (
-        Idempotency(key=key, fingerprint=call_fingerprint(request), path=request.path) if key else None
-    )
-    rail = CreditRail(account=account, reference=request.path, idempotency=idempotency)
-    return paid_response(paid_call(product=offer, payment=rail))
-
-
-IDEMPOTENCY_KEY_MAX = 200
-
-
-def _idempotency_key(request: Request) -> str:
-    key = request.headers.get("Idempotency-Key", "").strip()
-    if len(key) > IDEMPOTENCY_KEY_MAX:
-        # Not truncated: two long keys sharing their first characters must not be one key.
-        raise RequestValidationError.single(
-            ["header", "Idempotency-Key"],
-            f"String should have at most {IDEMPOTENCY_KEY_MAX} characters",
-            "string_too_long",
-        )
-    return key
-
-
-def call_fingerprint(request: Request) -> str:
-    """What makes two calls the same call: method, path (with its path parameters), every
-    query parameter (order of names ignored) and the JSON body."""
-    body: Any = None
-    if request.method not in ("GET", "HEAD"):
-        body = request.data.dict() if isinstance(request.data, QueryDict) else request.data
-    canonical = json.dumps(
-        [request.method, request.path, sorted(request.query_params.lists()), body],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def credit_serve(*, request: Request, offer: Offer) -> Response:
+    """Run the offer's product for the request's credit account and debit its price,
+    atomically: the debit, the product and the ledger row commit together or not at all."""
+    result = payment_sell(brought=http_brought(request), sale=http_sale(request, offer, accepts=CREDIT_ROUTE))
+    return http_answer(result, base=base_url(request))
 
 
 def _news_id(raw: str) -> int:

@@ -1,7 +1,7 @@
 """What a rail is, and what a paid call returns (see billing/paid_call.py for the sequence).
 
-A rail is one object per call, built by the route from what the caller sent (an x402 proof,
-an API key's account, a session token): billing/rails/x402.py, billing/rails/credits.py,
+A rail is one object per call, built by the payment front (billing/front/) from what the
+caller sent (an x402 proof, an API key's account, a session token): billing/rails/x402.py, billing/rails/credits.py,
 billing/rails/free.py, billing/api/credit_fastpath.py (the WSGI fast path's rail) and, one
 layer up, sessions_app/rail.py."""
 
@@ -49,6 +49,7 @@ class Offer:
 class X402Receipt:
     settlement: SettleResponse
     version: int  # the x402 version of the proof (v1 routes also answer X-PAYMENT-RESPONSE)
+    amount_atomic: int = 0  # what the proof paid (its challenge's price)
     rail: Literal["x402"] = "x402"
 
 
@@ -70,8 +71,11 @@ class ReplayReceipt:
 
 @dataclass(frozen=True)
 class SessionReceipt:
+    """A prepaid call: one of a pack's calls used (a session's; a managed MCP pack's names its
+    own rail)."""
+
     calls_remaining: int
-    rail: Literal["session"] = "session"
+    rail: str = "session"
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ class X402Rail:
         self.challenge = challenge
 
     def _receipt(self, settlement: SettleResponse) -> X402Receipt:
-        return X402Receipt(settlement=settlement, version=self.proof.version)
+        return X402Receipt(settlement=settlement, version=self.proof.version, amount_atomic=self.challenge.price_atomic)
 
     def admit(self, offer: Offer) -> Paid | None:
         sku = _sku(offer)

@@ -56,10 +56,18 @@ def challenge_build(*, sku: str, description: str, price_atomic: int, resource_u
     )
 
 
+def challenge_required(challenge: Challenge, error: str) -> PaymentRequired:
+    """The x402 version 2 PaymentRequired: the REST 402's PAYMENT-REQUIRED header, and what the
+    protocols without headers carry in their metadata (MCP tool error, A2A task status)."""
+    return PaymentRequired(x402_version=2, error=error, resource=challenge.resource, accepts=[challenge.v2])
+
+
+def challenge_required_json(challenge: Challenge, error: str) -> dict[str, Any]:
+    return challenge_required(challenge, error).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def challenge_header(challenge: Challenge, error: str) -> str:
-    return encode_payment_required_header(
-        PaymentRequired(x402_version=2, error=error, resource=challenge.resource, accepts=[challenge.v2])
-    )
+    return encode_payment_required_header(challenge_required(challenge, error))
 
 
 def challenge_body(challenge: Challenge, *, error: str, detail: str, base: str) -> dict[str, Any]:

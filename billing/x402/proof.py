@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from pydantic import ValidationError
-from rest_framework.request import Request
-from x402.http.constants import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
 from x402.mechanisms.evm.constants import (
     ERR_AUTHORIZATION_VALUE_MISMATCH,
     ERR_INVALID_SIGNATURE,
@@ -29,7 +29,7 @@ from x402.schemas import PaymentPayload, PaymentRequirements
 from x402.schemas.v1 import PaymentPayloadV1, PaymentRequirementsV1
 
 from a2a_service.core.observe import paid_call_observe
-from a2a_service.core.parsers import JsonTooDeep, json_loads_bounded
+from a2a_service.core.parsers import JsonTooDeep, JsonTooLarge, json_loads_bounded
 from billing.x402.challenge import Challenge
 
 INVALID_PAYLOAD = "invalid_payload"
@@ -72,10 +72,6 @@ class Proof:
     valid_before: int | None = None
 
 
-def proof_header(request: Request) -> str | None:
-    return request.headers.get(PAYMENT_SIGNATURE_HEADER) or request.headers.get(X_PAYMENT_HEADER) or None
-
-
 def proof_decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
     """The payload of a payment header. Bounded before any decoding: a header longer than
     PAYMENT_HEADER_MAX_BYTES, or JSON nested deeper than API_JSON_MAX_DEPTH, is refused as
@@ -104,6 +100,40 @@ def _decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
         raise PaymentRejected(INVALID_PAYLOAD, "the payment header does not hold valid JSON") from None
     if not isinstance(data, dict):
         raise PaymentRejected(INVALID_PAYLOAD, "the payment header must hold a JSON object")
+    return _payload(data)
+
+
+def proof_decode_object(raw: object) -> PaymentPayload | PaymentPayloadV1:
+    """The payload a protocol carries in its metadata (MCP `_meta["x402/payment"]`, A2A
+    `x402.payment.payload`): an object (as x402's clients send it) or its JSON text, bounded
+    like the payment header (longer than PAYMENT_HEADER_MAX_BYTES or nested deeper than
+    API_JSON_MAX_DEPTH is invalid_payload, refused before decoding). Counted like proof_decode."""
+    try:
+        return _decode_object(raw)
+    except PaymentRejected:
+        paid_call_observe(rail="x402", outcome="refused")
+        raise
+
+
+def _decode_object(raw: object) -> PaymentPayload | PaymentPayloadV1:
+    limit = settings.PAYMENT_HEADER_MAX_BYTES
+    # The object form was decoded by the transport (its own depth limit); as text it is measured
+    # and bounded the same way as the text form.
+    text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
+    try:
+        data = json_loads_bounded(text, max_bytes=limit)
+    except JsonTooLarge:
+        raise PaymentRejected(INVALID_PAYLOAD, f"the payment is longer than {limit} bytes") from None
+    except JsonTooDeep as exc:
+        raise PaymentRejected(INVALID_PAYLOAD, f"the payment is {exc}") from None
+    except ValueError:
+        raise PaymentRejected(INVALID_PAYLOAD, "the payment is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise PaymentRejected(INVALID_PAYLOAD, "the payment must be an x402 PaymentPayload object")
+    return _payload(data)
+
+
+def _payload(data: dict[str, Any]) -> PaymentPayload | PaymentPayloadV1:
     try:
         if data.get("x402Version") == 1:
             return PaymentPayloadV1.model_validate(data)
