@@ -399,6 +399,28 @@ def test_a_replayed_or_lowered_voucher_is_refused_by_the_scheme_and_the_contract
     stack.manager.settle()  # leave nothing claimed and unswept for the receiver
 
 
+def test_a_channel_opened_through_permit2_pays_by_voucher_too(stack):
+    """The other deposit collector: a route that asks `assetTransferMethod: permit2` is paid
+    into the channel by a Permit2 witness transfer (the payer approved Permit2 once)."""
+    from x402.mechanisms.evm.constants import PERMIT2_ADDRESS
+
+    payer = stack.payer(10**6)
+    send(stack.w3, payer, stack.token.functions.approve(PERMIT2_ADDRESS, 2**256 - 1))
+    client, _ = channel_client(stack, payer)
+    offer = stack.offer("batch-settlement", PRICE, assetTransferMethod="permit2")
+    first, settled = stack.pay(client, offer)
+    assert first.payload["deposit"]["authorization"]["permit2Authorization"] and settled.transaction
+    second, _ = stack.pay(client, offer)
+    assert second.payload["voucher"]["maxClaimableAmount"] == str(2 * PRICE)
+    channel_id, deposit = first.payload["voucher"]["channelId"], int(first.payload["deposit"]["amount"])
+    assert onchain_channel(stack, channel_id) == (deposit, 0)
+    assert stack.balance(payer.address) == 10**6 - deposit
+    receiver_before = stack.balance(stack.receiver)
+    stack.manager.claim_and_settle()
+    assert onchain_channel(stack, channel_id) == (deposit, 2 * PRICE)
+    assert stack.balance(stack.receiver) - receiver_before == 2 * PRICE
+
+
 def test_a_payers_timed_withdrawal_is_raced_by_a_claim(own_chain, settings):
     """The payer may take back what is not claimed on chain, but only `withdrawDelay` after
     asking: the receiver's claim made in that window keeps what the vouchers paid for. A claim
