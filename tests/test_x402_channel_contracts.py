@@ -399,6 +399,37 @@ def test_a_replayed_or_lowered_voucher_is_refused_by_the_scheme_and_the_contract
     stack.manager.settle()  # leave nothing claimed and unswept for the receiver
 
 
+def test_a_client_that_lost_its_channel_state_is_resynced_by_a_corrective_402(stack):
+    """An agent restarted without its channel state rebuilds it from the chain (nothing
+    claimed yet: cumulative 0), so its next voucher is too low; the server's refusal answers a
+    402 carrying the channel's state and the last voucher it holds, and the SDK client resyncs
+    from it and pays on. (The service's payment front must build that 402 the same way.)"""
+    payer = stack.payer(10**6)
+    client, _ = channel_client(stack, payer)
+    offer = stack.offer("batch-settlement", PRICE)
+    for _ in range(3):
+        stack.pay(client, offer)
+    restarted, _ = channel_client(stack, payer)
+    stale = restarted.create_payment_payload(offer)
+    assert isinstance(stale, PaymentPayload) and stale.payload["voucher"]["maxClaimableAmount"] == str(PRICE)
+    requirements = stack.server.find_matching_requirements(offer.accepts, stale)
+    with pytest.raises(PaymentAbortedError) as refused:
+        stack.server.verify_payment(stale, requirements)
+    corrective = stack.server.create_payment_required_response(
+        offer.accepts, resource=RESOURCE, error=refused.value.reason, payment_payload=stale
+    )
+    [accepts] = corrective.accepts
+    assert accepts.extra["channelState"]["chargedCumulativeAmount"] == str(3 * PRICE)
+    recovered = restarted.handle_payment_response(
+        PaymentResponseContext(
+            payment_payload=stale, requirements=stale.accepted, payment_required=corrective
+        )
+    )
+    assert recovered is not None
+    fourth, _ = stack.pay(restarted, offer)
+    assert fourth.payload["voucher"]["maxClaimableAmount"] == str(4 * PRICE)
+
+
 def test_a_channel_opened_through_permit2_pays_by_voucher_too(stack):
     """The other deposit collector: a route that asks `assetTransferMethod: permit2` is paid
     into the channel by a Permit2 witness transfer (the payer approved Permit2 once)."""
