@@ -1,5 +1,7 @@
 """The local chain of `make run` and the tests: anvil (npm @foundry-rs/anvil, chain id 8453)
-with the project's USDC stand-in installed at the real Base USDC address.
+with the project's USDC stand-in installed at the real Base USDC address, and the contracts the
+x402 SDK pays through (batch-settlement channels, upto's Permit2 proxy, Permit2) at the
+canonical addresses the SDK names.
 
 Roles use anvil's well-known development accounts (public keys for a local chain only):
 #0 deploys and mints, #1 pays the facilitator's gas, #2 is the demo payer, #9 the treasury."""
@@ -16,12 +18,22 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from eth_abi import encode
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from eth_utils import keccak
 from hexbytes import HexBytes
 from web3 import Web3
 from web3.contract import Contract
 from web3.types import RPCEndpoint
+from x402.mechanisms.evm.batch_settlement.constants import (
+    BATCH_SETTLEMENT_ADDRESS,
+    BATCH_SETTLEMENT_DOMAIN_NAME,
+    BATCH_SETTLEMENT_DOMAIN_VERSION,
+    ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+    PERMIT2_DEPOSIT_COLLECTOR_ADDRESS,
+)
+from x402.mechanisms.evm.constants import PERMIT2_ADDRESS, X402_UPTO_PERMIT2_PROXY_ADDRESS
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -113,6 +125,7 @@ def stack_install(w3: Web3, *, usdc_address: str, weth_address: str = WETH_BASE_
     w3.provider.make_request(
         RPCEndpoint("anvil_setCode"), [MULTICALL3_ADDRESS, artifact("Multicall3")["deployedBytecode"]]
     )
+    x402_contracts_install(w3)
     token = usdc_contract(w3, usdc_address)
     deployer = dev_account(DEPLOYER).address
     if token.functions.minter().call() == "0x0000000000000000000000000000000000000000":
@@ -124,6 +137,117 @@ def stack_install(w3: Web3, *, usdc_address: str, weth_address: str = WETH_BASE_
     w3.provider.make_request(
         RPCEndpoint("anvil_setBalance"), [dev_account(FACILITATOR).address, hex(GAS_ETH_WEI)]
     )
+
+
+# --- the x402 SDK's contracts at their canonical addresses ------------------------------------
+# x402 2.25 pays `batch-settlement` into x402BatchSettlement through a deposit collector, and
+# `upto` through x402UptoPermit2Proxy and Permit2, at the addresses its constants name. Our
+# artifacts are built from the audited sources (contracts/VENDORED.md) by the installed solc, so
+# their CREATE2 addresses would not be the canonical ones: the runtime code is installed there
+# with anvil_setCode, each immutable set to what its constructor would have written at that
+# address on this chain (none of them writes storage that matters: EIP-712 names this short
+# are kept in immutables, and the reentrancy guards use transient storage).
+OZ_EIP712_DOMAIN = keccak(
+    text="EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+)
+PERMIT2_EIP712_DOMAIN = keccak(text="EIP712Domain(string name,uint256 chainId,address verifyingContract)")
+
+
+def _address_word(address: str) -> bytes:
+    return bytes.fromhex(Web3.to_checksum_address(address)[2:]).rjust(32, b"\0")
+
+
+def _short_string(text: str) -> bytes:
+    """OpenZeppelin's ShortString: the bytes left-aligned, the length in the last byte."""
+    raw = text.encode()
+    if len(raw) > 31:
+        raise ValueError(f"{text!r} does not fit a ShortString (its constructor would use storage)")
+    return raw.ljust(31, b"\0") + bytes([len(raw)])
+
+
+def _oz_eip712(name: str, version: str, *, chain_id: int, address: str) -> dict[str, bytes]:
+    """The immutables OpenZeppelin's EIP712(name, version) constructor writes."""
+    hashed_name, hashed_version = keccak(text=name), keccak(text=version)
+    separator = keccak(
+        encode(
+            ["bytes32", "bytes32", "bytes32", "uint256", "address"],
+            [OZ_EIP712_DOMAIN, hashed_name, hashed_version, chain_id, address],
+        )
+    )
+    return {
+        "_cachedDomainSeparator": separator,
+        "_cachedChainId": chain_id.to_bytes(32, "big"),
+        "_cachedThis": _address_word(address),
+        "_hashedName": hashed_name,
+        "_hashedVersion": hashed_version,
+        "_name": _short_string(name),
+        "_version": _short_string(version),
+    }
+
+
+def x402_contracts(chain_id: int) -> dict[str, tuple[str, dict[str, bytes]]]:
+    """Canonical address -> (artifact, immutable values) for every contract the SDK calls."""
+    permit2_separator = keccak(
+        encode(
+            ["bytes32", "bytes32", "uint256", "address"],
+            [PERMIT2_EIP712_DOMAIN, keccak(text="Permit2"), chain_id, PERMIT2_ADDRESS],
+        )
+    )
+    settlement = _address_word(BATCH_SETTLEMENT_ADDRESS)
+    permit2 = _address_word(PERMIT2_ADDRESS)
+    return {
+        PERMIT2_ADDRESS: (
+            "Permit2",
+            {"_CACHED_CHAIN_ID": chain_id.to_bytes(32, "big"), "_CACHED_DOMAIN_SEPARATOR": permit2_separator},
+        ),
+        BATCH_SETTLEMENT_ADDRESS: (
+            "x402BatchSettlement",
+            _oz_eip712(
+                BATCH_SETTLEMENT_DOMAIN_NAME,
+                BATCH_SETTLEMENT_DOMAIN_VERSION,
+                chain_id=chain_id,
+                address=BATCH_SETTLEMENT_ADDRESS,
+            ),
+        ),
+        ERC3009_DEPOSIT_COLLECTOR_ADDRESS: ("ERC3009DepositCollector", {"x402BatchSettlement": settlement}),
+        PERMIT2_DEPOSIT_COLLECTOR_ADDRESS: (
+            "Permit2DepositCollector",
+            {"x402BatchSettlement": settlement, "PERMIT2": permit2},
+        ),
+        X402_UPTO_PERMIT2_PROXY_ADDRESS: ("x402UptoPermit2Proxy", {"PERMIT2": permit2}),
+    }
+
+
+def runtime_code(name: str, immutables: dict[str, bytes]) -> str:
+    """The artifact's runtime code with its immutables filled in (every one must be given)."""
+    compiled = artifact(name)
+    places: dict[str, list[dict[str, int]]] = compiled.get("immutables", {})
+    if set(places) != set(immutables):
+        raise ValueError(
+            f"{name} has immutables {sorted(places)}, values were given for {sorted(immutables)}"
+        )
+    code = bytearray(bytes.fromhex(compiled["deployedBytecode"].removeprefix("0x")))
+    for variable, ranges in places.items():
+        value = immutables[variable]
+        for place in ranges:
+            if len(value) != place["length"]:
+                raise ValueError(f"{name}.{variable} takes {place['length']} bytes")
+            code[place["start"] : place["start"] + place["length"]] = value
+    return "0x" + code.hex()
+
+
+def x402_contracts_install(w3: Web3) -> None:
+    for address, (name, immutables) in x402_contracts(w3.eth.chain_id).items():
+        w3.provider.make_request(
+            RPCEndpoint("anvil_setCode"),
+            [Web3.to_checksum_address(address), runtime_code(name, immutables)],
+        )
+
+
+def x402_contract(w3: Web3, name: str) -> Contract:
+    """A web3 handle on one of the contracts above, by artifact name."""
+    address = next(a for a, (n, _) in x402_contracts(w3.eth.chain_id).items() if n == name)
+    return w3.eth.contract(address=Web3.to_checksum_address(address), abi=artifact(name)["abi"])
 
 
 def usdc_mint(w3: Web3, *, usdc_address: str, to: str, amount_atomic: int) -> None:
