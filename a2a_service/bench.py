@@ -298,7 +298,7 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
     script = (
         "import secrets\n"
         "from billing.credits import credit_add\n"
-        "from tests.wallets import register_wallet  # signs the ownership challenge\n"
+        "from tests.support.wallets import register_wallet  # signs the ownership challenge\n"
         "keys = []\n"
         f"for _ in range({agents}):\n"
         "    reg = register_wallet()\n"
@@ -565,7 +565,7 @@ def webhook_scenario(env: dict[str, str], events: int = 300, paced: int = 30) ->
         "import json, secrets\n"
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
-        "from tests.wallets import register_wallet  # signs the ownership challenge\n"
+        "from tests.support.wallets import register_wallet  # signs the ownership challenge\n"
         "from webhooks.models import PushEntitlement\n"
         "from webhooks.services import event_publish, subscription_create\n"
         "reg = register_wallet()\n"

@@ -24,7 +24,7 @@ from billing.bounties.services import (
 from billing.credits import ledger_audit
 from billing.models import LedgerEntry
 from catalog.models import PredictionMarket, PredictionMatch, SpreadSnapshot
-from tests.test_paid_head_idempotency import balance, funded
+from tests.support.payments import balance, funded
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from billing.api.credit_fastpath import fast_routes
 from billing.credits import api_key_issue, credit_add, ledger_audit
 from billing.models import Account, ApiKey, BillingSettings, LedgerEntry
 from catalog.models import Sku
-from tests.wallets import register_wallet
+from tests.support.wallets import register_wallet
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 STATUS = "/api/a2a/x402/payments/dual-rail-status"
@@ -185,7 +185,7 @@ def test_what_the_fast_path_leaves_to_django(wsgi, django_calls):
         ("GET", STATUS, {"X-API-Key": key, "Origin": "https://agent.example"}, 200),
         ("GET", STATUS, {"X-API-Key": "a2a_unknownunknownunknown"}, 401),
         ("GET", STATUS, {"X-API-Key": ""}, 402),  # an empty key is no key: the x402 challenge
-        ("HEAD", STATUS, {"X-API-Key": key}, 405),  # never charged (tests/test_paid_head_idempotency.py)
+        ("HEAD", STATUS, {"X-API-Key": key}, 405),  # never charged (tests/billing/test_paid_head_idempotency.py)
         ("GET", STATUS, {"X-API-Key": key, "Host": "evil.example"}, 400),
     ]
     for method, path, headers, status in cases:

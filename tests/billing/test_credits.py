@@ -10,7 +10,7 @@ from eth_account import Account as EthAccount
 from billing.credits import credit_add, ledger_audit
 from billing.models import Account, ApiKey, BillingSettings, LedgerEntry
 from catalog.models import NewsItem, TelemetryNode
-from tests.wallets import register_over_http, sign
+from tests.support.wallets import register_over_http, sign
 
 pytestmark = pytest.mark.django_db
 WALLET = EthAccount.create()

@@ -12,40 +12,9 @@ from django.db import connections
 from billing.chain.localchain import dev_account, usdc_mint
 from billing.credits import ledger_audit
 from billing.deposits import CURSOR_NAME, _scan, chain, deposits_scan
-from billing.models import Account, ChainCursor, Deposit, LedgerEntry
-from tests.wallets import register_wallet
-
-USDC = 10**6
-
-
-@pytest.fixture
-def watcher(chain, settings):
-    """A clean chain state per test, watched from its current block with 2 confirmations."""
-    snapshot = chain.w3.provider.make_request("evm_snapshot", [])["result"]
-    settings.CHAIN_RPC_URL = chain.url
-    settings.DEPOSIT_CONFIRMATIONS = 2
-    settings.DEPOSIT_FINALITY_TAG = ""  # anvil's "safe" is 32 blocks back; tested on its own below
-    settings.DEPOSIT_START_BLOCK = chain.w3.eth.block_number + 1
-    yield chain
-    chain.w3.provider.make_request("evm_revert", [snapshot])
-
-
-def send(chain, index: int, amount_atomic: int) -> None:
-    wallet = dev_account(index).address
-    usdc_mint(chain.w3, usdc_address=chain.token.address, to=wallet, amount_atomic=amount_atomic)
-    from django.conf import settings
-
-    tx = chain.token.functions.transfer(settings.TREASURY_ADDRESS, amount_atomic).transact({"from": wallet})
-    chain.w3.eth.wait_for_transaction_receipt(tx)
-
-
-def mine(chain, blocks: int) -> None:
-    for _ in range(blocks):
-        chain.w3.provider.make_request("evm_mine", [])
-
-
-def balance(index: int) -> int:
-    return Account.objects.get(wallet_address=dev_account(index).address.lower()).credit_balance_atomic
+from billing.models import ChainCursor, Deposit, LedgerEntry
+from tests.support.deposits import USDC, balance, mine, send
+from tests.support.wallets import register_wallet
 
 
 @pytest.mark.django_db

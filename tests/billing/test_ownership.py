@@ -10,7 +10,7 @@ from eth_account import Account as EthAccount
 from billing.chain.localchain import artifact, dev_account
 from billing.credits import api_key_issue, deposit_settle, ledger_audit
 from billing.models import Account, Deposit, LedgerEntry, OwnershipChallenge
-from tests.wallets import register_over_http, sign
+from tests.support.wallets import register_over_http, sign
 
 pytestmark = pytest.mark.django_db
 REGISTER = "/api/a2a/account/register"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from django.utils import timezone
 from x402.schemas import PaymentRequired as X402PaymentRequired
 
 from a2a_service.core.errors import PaymentRequired, ProductUnavailable, RequestValidationError
@@ -26,21 +25,11 @@ from billing.paid_call import (
 )
 from billing.rails.credits import CreditRail, Idempotency
 from billing.rails.x402 import x402_challenge, x402_payment
-from catalog.models import EditorialPiece, NewsItem, Sku
+from catalog.models import NewsItem, Sku
 from sessions_app.models import PrepaidSession, SessionCall
 from sessions_app.rail import session_payment
 from sessions_app.services import session_create
-from tests.test_paid_head_idempotency import balance, funded
-from tests.test_x402_e2e import balances, payer_client
-
-BASE = "http://testserver"
-BRIEF_PRICE = 80_000
-
-
-def publish_brief() -> None:
-    EditorialPiece.objects.create(
-        kind="morning_brief", title="Brief", summary="s", body="full brief", published_at=timezone.now()
-    )
+from tests.support.payments import BASE, BRIEF_PRICE, balance, balances, funded, payer_client, publish_brief
 
 
 def sku_calls() -> int:

@@ -10,25 +10,14 @@ from django.utils import timezone
 from werkzeug.test import Client
 
 from a2a_service.wsgi import application
-from billing.credits import credit_add, ledger_audit
-from billing.models import Account, IdempotentCall, LedgerEntry, Payment
+from billing.credits import ledger_audit
+from billing.models import IdempotentCall, LedgerEntry, Payment
 from catalog.models import EditorialPiece, NewsItem, Sku
 from sessions_app.services import session_create
-from tests.wallets import register_wallet
+from tests.support.payments import balance, funded
 
 STATUS = "/api/a2a/x402/payments/dual-rail-status"  # 0.01 USDC, served by the credit fast path
 BRIEF = "/api/a2a/x402/morning-brief"
-
-
-def funded(usdc: float) -> tuple[str, Account]:
-    reg = register_wallet()
-    credit_add(account_id=reg.account.id, amount_atomic=int(usdc * 10**6), kind="adjustment", reason="test")
-    return reg.api_key, reg.account
-
-
-def balance(account: Account) -> int:
-    account.refresh_from_db()
-    return account.credit_balance_atomic
 
 
 def sku_calls() -> int:
@@ -85,7 +74,7 @@ def test_head_on_paid_paths_is_405_through_the_fast_paths_and_charges_nothing(se
 def test_head_with_a_valid_payment_proof_is_405_and_the_proof_is_not_settled(paid_stack):
     """A real proof signed by the official client: HEAD neither claims nor settles it, and
     the same proof then pays the GET (so HEAD would have spent the agent's money)."""
-    from tests.test_x402_e2e import balances, challenge, signed_header
+    from tests.support.payments import balances, challenge, signed_header
 
     brief()
     url = paid_stack.url + BRIEF

@@ -19,7 +19,7 @@ from billing.credits import ledger_audit
 from billing.models import LedgerEntry, NewsUnlock
 from billing.once import ONCE_PER_ACCOUNT
 from catalog.models import NewsItem
-from tests.test_paid_head_idempotency import balance, funded
+from tests.support.payments import balance, funded
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 N = 8

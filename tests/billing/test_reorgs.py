@@ -3,7 +3,6 @@ re-included at another log position is credited once, credits of orphaned blocks
 back with ledger rows (and what was spent is recorded, the account held), the finality tag
 is honoured, and a fresh chain under a kept database is detected instead of failing forever."""
 
-# ruff: noqa: F811  (tests take the `watcher` fixture imported from test_deposits)
 from __future__ import annotations
 
 import logging
@@ -15,8 +14,8 @@ from billing.chain.localchain import anvil_start, dev_account, free_port, rpc_wa
 from billing.credits import credit_debit, ledger_audit
 from billing.deposits import CURSOR_NAME, deposits_scan
 from billing.models import Account, ChainCursor, Deposit, LedgerEntry
-from tests.test_deposits import USDC, balance, mine, send, watcher  # noqa: F401  (the fixture)
-from tests.wallets import register_wallet
+from tests.support.deposits import USDC, balance, mine, send
+from tests.support.wallets import register_wallet
 
 pytestmark = pytest.mark.django_db
 

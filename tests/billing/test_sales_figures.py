@@ -15,7 +15,7 @@ from django.utils import timezone
 from billing.models import LedgerEntry, Payment
 from catalog.models import EditorialPiece, Sku
 from sessions_app.services import session_create
-from tests.wallets import funded_buyer
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 BRIEF = "/api/a2a/x402/morning-brief"

@@ -20,7 +20,7 @@ from billing.credits import ledger_audit
 from billing.models import BillingSettings, LedgerEntry
 from billing.txgen.intent import TxgenRefused, intent_parse
 from billing.txgen.models import AccountReferral, TxgenCall
-from tests.test_paid_head_idempotency import balance, funded
+from tests.support.payments import balance, funded
 
 pytestmark = pytest.mark.django_db
 

@@ -21,8 +21,8 @@ from billing.models import Account, BillingSettings, Deposit, LedgerEntry, Whale
 from billing.tiers import tier_standing
 from billing.whale import Claims, token_decode, token_encode
 from catalog.models import NewsItem
-from tests.test_deposits import watcher  # noqa: F401, F811  (the deposit watcher on anvil)
-from tests.wallets import register_wallet
+from tests.support.deposits import deposit, tier_account
+from tests.support.wallets import register_wallet
 
 pytestmark = pytest.mark.django_db
 USDC = 10**6
@@ -35,38 +35,6 @@ FREE = "/api/a2a/discovery/storefront"
 @pytest.fixture(autouse=True)
 def _no_rate_cache(settings):
     settings.WHALE_RATE_CACHE_SECONDS = 0  # every request reads tiers and revocations afresh
-
-
-_n = iter(range(1, 10_000))
-
-
-def deposit(account: Account, amount_atomic: int, *, days_ago: float = 0) -> Deposit:
-    """A confirmed transfer from the account's wallet, settled as the watcher settles it, then
-    dated `days_ago` (the window counts deposits by when they were credited)."""
-    n = next(_n)
-    row = Deposit.objects.create(
-        tx_hash="0x" + f"{n:064x}",
-        log_index=0,
-        tx_log_index=0,
-        block_number=1000 + n,
-        block_hash="0x" + "bb" * 32,
-        from_address=account.wallet_address,
-        amount_atomic=amount_atomic,
-        state=Deposit.State.PENDING,
-    )
-    settled = deposit_settle(deposit_id=row.id)
-    assert settled.state == Deposit.State.CREDITED
-    if days_ago:
-        Deposit.objects.filter(pk=row.pk).update(credited_at=timezone.now() - timedelta(days=days_ago))
-        settled.refresh_from_db()
-    return settled
-
-
-def tier_account() -> tuple[Account, str]:
-    """A registered account that deposited 30 USDC: the dolphin tier (25 USDC, 2%)."""
-    reg = register_wallet()
-    deposit(reg.account, 30 * USDC)
-    return reg.account, reg.api_key
 
 
 def ledger(account: Account) -> list[tuple[str, int]]:
@@ -420,12 +388,12 @@ def test_the_credit_fast_path_counts_a_tier_key_in_the_tier_budget(settings, mon
         connections.close_all()
 
 
-def test_the_deposit_watcher_credits_the_tier_bonus_once_on_a_real_chain(watcher):  # noqa: F811
+def test_the_deposit_watcher_credits_the_tier_bonus_once_on_a_real_chain(watcher):
     """On anvil: 30 USDC makes a dolphin, its next 10 USDC deposit gets 2% as a whale_bonus
     row; scanning again (and again) credits nothing more."""
     from billing.chain.localchain import dev_account
     from billing.deposits import deposits_scan
-    from tests.test_deposits import mine, send
+    from tests.support.deposits import mine, send
 
     reg = register_wallet(dev_account(4))
     send(watcher, 4, 30 * USDC)

@@ -2,7 +2,7 @@
 pack, fetched from a live server (so with its base URL), runs in a subprocess and succeeds —
 free discovery (python and curl), the 402 challenge read, registration with a wallet, credit
 calls with a funded key (A2A_API_KEY from a fixture), the framework wiring (with stand-ins for
-the frameworks the project does not install, tests/pack_stubs/) and, on the local chain, the
+the frameworks the project does not install, tests/support/pack_stubs/) and, on the local chain, the
 x402 payment with the official client (PAYER_PRIVATE_KEY)."""
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from eth_account import Account as EthAccount
 from billing.credits import credit_add
 from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, Sku
-from tests.marketdata import news_write, sentiment_market_write
-from tests.wallets import register_wallet
+from tests.support import ROOT
+from tests.support.marketdata import news_write, sentiment_market_write
+from tests.support.wallets import register_wallet
 
 PACKS = ("langchain", "crewai", "openai-agents", "mcp-client")
-STUBS = Path(__file__).resolve().parent / "pack_stubs"
+STUBS = ROOT / "tests" / "support" / "pack_stubs"
 FENCE = re.compile(r"^```([A-Za-z0-9_-]*)\n(.*?)^```$", re.S | re.M)
 
 

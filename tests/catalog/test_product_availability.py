@@ -27,7 +27,7 @@ from billing.x402.fastpath import LOCAL, PREFIX
 from catalog.availability import AVAILABILITY_HASH, availability_refresh
 from catalog.models import EditorialPiece
 from catalog.signals import product_availability_changed
-from tests.test_paid_head_idempotency import balance, funded
+from tests.support.payments import balance, funded
 
 pytestmark = pytest.mark.django_db
 BRIEF = "/api/a2a/x402/morning-brief"
@@ -211,7 +211,7 @@ def test_a2a_unpaid_call_fails_with_the_reason_and_retry_after_instead_of_input_
 
 
 def test_mcp_unpaid_call_is_a_503_tool_error_without_requirements(api, settings):
-    from tests.test_mcp import call
+    from tests.support.mcp_rpc import call
 
     result = call(api, "morning_brief")
     assert result["isError"] is True

@@ -31,17 +31,17 @@ from catalog.briefs import brief_compose
 from catalog.intel import TREND_DESK
 from catalog.models import DeskState, EditorialPiece, PredictionMatch, Sku
 from catalog.track_record import desk_kill, desk_signal_publish
-from tests.marketdata import brief_market_write, prediction_market_write, prediction_shop_write
-from tests.test_webhooks import queued, run_until_settled, subscribe  # noqa: F401 - `queued` by name
-from tests.test_whale import tier_account
-from tests.wallets import funded_buyer
+from tests.support import ROOT
+from tests.support.deposits import tier_account
+from tests.support.marketdata import brief_market_write, prediction_market_write, prediction_shop_write
+from tests.support.receivers import run_until_settled, subscribe
+from tests.support.wallets import funded_buyer
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_publish
 from webhooks.tasks import deliver
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("ADMIN_SCREENSHOTS_DIR") or ROOT / ".run" / "artifacts" / "admin")
 # Headless, and nothing that phones home: this machine's network is closed, and Chromium's
@@ -358,7 +358,7 @@ def test_staff_reprice_a_sku_and_publish_then_replace_the_composed_brief(staff_b
 
 
 def test_staff_replay_a_dead_letter_review_pairs_and_reenable_a_killed_desk(
-    staff_browser, service, api, receiver, queued  # noqa: F811
+    staff_browser, service, api, receiver, queued
 ):
     delivery = dead_letter(api, receiver)
     first_id = receiver.received[0]["id"]
@@ -444,7 +444,7 @@ def test_staff_rotate_a_customers_key_shown_once_and_revoke_a_whale_token(staff_
 
 # --- a view-only staff member ------------------------------------------------------------------------
 def test_a_view_only_staff_member_sees_the_screens_and_can_do_none_of_it(
-    staff_browser, service, api, receiver, queued, settings  # noqa: F811
+    staff_browser, service, api, receiver, queued, settings
 ):
     piece = composed_brief(settings)
     delivery = dead_letter(api, receiver)

@@ -23,12 +23,12 @@ from django.db import connection
 from django.utils import timezone
 
 from billing.chain.localchain import free_port
-from tests.wallets import register_wallet
+from tests.support import ROOT
+from tests.support.wallets import register_wallet
 from webhooks.models import PushEntitlement, WebhookDelivery
 from webhooks.services import event_publish, subscription_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[1]
 QUEUE = "webhooks-restart-test"
 DEFAULT_QUEUE = "celery"
 

@@ -20,9 +20,8 @@ from django.utils import timezone
 from billing.models import Account, LedgerEntry, Payment
 from billing.services import payment_claim
 from catalog.models import EditorialPiece, Sku
-from tests.granian_server import granian
-from tests.test_paid_head_idempotency import funded
-from tests.test_x402_e2e import BRIEF, balances, challenge, paying_session, signed_header
+from tests.support.granian_server import granian
+from tests.support.payments import BRIEF, balances, challenge, funded, paying_session, signed_header
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 PRICE = 80_000  # the morning brief

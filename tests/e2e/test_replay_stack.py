@@ -18,7 +18,7 @@ from catalog.feeds.replay import replay_start
 from catalog.models import FeedState, NewsItem
 from catalog.products.registry import product_get, products_built
 from catalog.services import catalog_seed
-from tests.wallets import register_over_http
+from tests.support.wallets import register_over_http
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

@@ -27,8 +27,8 @@ from a2a_service.scripts import twonodes
 from billing.chain.localchain import dev_account, free_port
 from billing.deposits import CURSOR_NAME, CursorMoved, ScanResult, _cursor, _read_range, chain, deposits_scan
 from billing.models import ChainCursor, Deposit, LedgerEntry
-from tests.test_deposits import mine, send, watcher  # noqa: F401  (watcher is a fixture)
-from tests.wallets import register_wallet
+from tests.support.deposits import mine, send
+from tests.support.wallets import register_wallet
 
 USDC = 10**6
 
@@ -68,7 +68,7 @@ def test_a_process_new_to_a_client_refuses_it_at_once_when_another_took_it_past_
 # --- two beats: the scheduled passes run twice, concurrently ----------------------------------
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_slower_overlapping_scan_never_takes_the_deposit_cursor_back(watcher, settings):  # noqa: F811
+def test_a_slower_overlapping_scan_never_takes_the_deposit_cursor_back(watcher, settings):
     """Two scans that overlap (two beats; a scan that outlived its lock): the faster one reads
     every range; the slower one, still holding the cursor it read at its start, must not move the
     cursor back over what the faster one read (nor credit anything again)."""
@@ -103,7 +103,7 @@ def test_two_concurrent_compositions_make_one_morning_brief_of_the_day():
     from catalog.intel import intel_compute
     from catalog.models import EditorialPiece
     from catalog.services import catalog_seed
-    from tests.marketdata import brief_market_write, signals_market_write
+    from tests.support.marketdata import brief_market_write, signals_market_write
 
     catalog_seed()
     signals_market_write()

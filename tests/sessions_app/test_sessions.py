@@ -17,21 +17,14 @@ from billing.chain.localchain import DEMO_PAYER, dev_account
 from billing.models import Payment
 from catalog.models import EditorialPiece, Sku
 from sessions_app.models import PrepaidSession, SessionPack
-from sessions_app.services import SessionUnavailable, session_create, session_run
+from sessions_app.services import SessionUnavailable, session_run
+from tests.support.payments import new_session
 
 
 def brief() -> None:
     EditorialPiece.objects.create(
         kind="morning_brief", title="Brief", summary="s", body="full brief", published_at=timezone.now()
     )
-
-
-def new_session(pack: str = "m2m_session_desk", calls: int | None = None) -> PrepaidSession:
-    session = session_create(pack_sku=Sku.objects.get(sku=pack), buyer="0x" + "5" * 40)
-    if calls is not None:
-        PrepaidSession.objects.filter(pk=session.pk).update(calls_total=calls)
-        session.refresh_from_db()
-    return session
 
 
 def test_buying_a_desk_pack_by_x402_returns_a_session(paid_stack):

@@ -15,8 +15,7 @@ import requests
 from django.db import connection
 
 from billing.chain.localchain import FACILITATOR, dev_account, free_port
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
 
 
 def children(pid: int) -> list[int]:

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-SAMPLES = Path(__file__).resolve().parents[1] / "catalog" / "feeds" / "samples"
+from tests.support import ROOT
+
+SAMPLES = ROOT / "catalog" / "feeds" / "samples"
 
 
 def sample_path(key: str, path: str = "") -> Path | None:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from catalog.analytics.track import Outcome
 from catalog.models import Candle, DeskSignal
 from catalog.track_record import desk_signal_close, desk_signal_publish
-from tests.wallets import register_wallet
+from tests.support.wallets import register_wallet
 from webhooks import services as webhook_services
 from webhooks.delegation.selectors import Book
 from webhooks.models import (

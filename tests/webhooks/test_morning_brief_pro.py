@@ -20,9 +20,9 @@ from catalog.intel import intel_compute
 from catalog.models import EditorialPiece
 from catalog.products.registry import ProductCall, ProductFailed, product_get
 from catalog.services import catalog_seed
-from tests.marketdata import brief_market_write, signals_market_write
-from tests.test_webhooks import queued, run_until_settled, subscribe  # noqa: F401  (fixture)
-from tests.wallets import register_wallet
+from tests.support.marketdata import brief_market_write, signals_market_write
+from tests.support.receivers import run_until_settled, subscribe
+from tests.support.wallets import register_wallet
 from webhooks.models import MorningBriefPush, PushEntitlement, WebhookDelivery, WebhookEvent
 from webhooks.services import subscription_create
 from webhooks.signals import morning_brief_push_due
@@ -52,7 +52,7 @@ def market() -> None:
 def test_the_pro_brief_sells_the_brief_and_pushes_each_new_one_once_to_its_buyer(
     api,
     receiver,
-    queued,  # noqa: F811
+    queued,
     market,
 ):
     first = brief_compose().piece  # published before anyone bought: pushed to nobody

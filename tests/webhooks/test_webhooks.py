@@ -4,98 +4,18 @@ standardwebhooks.Webhook.verify; retries, 410, Retry-After, dead letters and rec
 from __future__ import annotations
 
 import json
-import threading
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.utils import timezone
-from standardwebhooks import Webhook
 
-from tests.wallets import register_wallet
+from tests.support.receivers import run_until_settled, subscribe
+from tests.support.wallets import register_wallet
 from webhooks import services
 from webhooks.models import PushEntitlement, WebhookDelivery, WebhookSubscription
 from webhooks.services import deliveries_sweep, delivery_attempt, delivery_replay, event_publish
 
 pytestmark = pytest.mark.django_db
-
-
-class Receiver:
-    """Answers with the queued statuses (then 200) and verifies each request's signature."""
-
-    def __init__(self) -> None:
-        self.statuses: list[tuple[int, dict]] = []
-        self.received: list[dict] = []
-        self.secret = ""
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                headers = {k: v for k, v in self.headers.items()}
-                try:
-                    payload = Webhook(receiver.secret).verify(body, headers)
-                    verified = True
-                except Exception:
-                    payload, verified = None, False
-                status, extra = receiver.statuses.pop(0) if receiver.statuses else (200, {})
-                receiver.received.append(
-                    {
-                        "id": headers.get("webhook-id"),
-                        "verified": verified,
-                        "payload": payload,
-                        "status": status,
-                    }
-                )
-                self.send_response(status)
-                for k, v in extra.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    """Deliveries the code queues; the tests run the task body themselves."""
-    calls: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", lambda delivery_id, countdown=0: calls.append(delivery_id))
-    return calls
-
-
-def subscribe(api, receiver, events=("copy_signal",), pack: bool = True) -> tuple[str, dict]:
-    reg = register_wallet()
-    key = reg.api_key
-    if pack:  # a signal desk pack covers the account's events
-        PushEntitlement.objects.create(account=reg.account, expires_at=timezone.now() + timedelta(days=30))
-    resp = api.post(
-        "/api/a2a/account/webhooks/register",
-        {"url": receiver.url, "events": list(events)},
-        format="json",
-        HTTP_X_API_KEY=key,
-    )
-    assert resp.status_code == 201, resp.content
-    receiver.secret = resp.json()["secret"]
-    return key, resp.json()
-
-
-def run_until_settled(delivery: WebhookDelivery, max_attempts: int = 12) -> WebhookDelivery:
-    for _ in range(max_attempts):
-        WebhookDelivery.objects.filter(pk=delivery.pk, state="pending").update(next_attempt_at=timezone.now())
-        delivery_attempt(delivery_id=delivery.pk)
-        delivery.refresh_from_db()
-        if delivery.state in (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.DEAD):
-            break
-    return delivery
 
 
 def test_register_list_delete_and_the_secret_shown_once(api, receiver):

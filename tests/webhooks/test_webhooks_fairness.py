@@ -1,7 +1,7 @@
 """One account cannot starve another's webhook deliveries: subscriptions are capped per
 account, free test events are limited per account (deleting subscriptions does not renew the
 allowance), and queued messages take turns between accounts (webhooks/turns.py). The real
-Celery workers' version of the attack is in tests/test_webhooks_worker.py."""
+Celery workers' version of the attack is in tests/webhooks/test_webhooks_worker.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.wallets import register_wallet
+from tests.support.wallets import register_wallet
 from webhooks import services
 from webhooks.models import (
     Delegation,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import logging
-import socket
 import ssl
 import threading
 import time
@@ -23,8 +22,8 @@ import a2a_service.core.http
 from a2a_service.core.http import DeadlineExceeded, TargetRefused, address_public, outbound_request
 from billing.credits import credit_add, ledger_audit
 from billing.models import Account, LedgerEntry
-from tests.test_webhooks import Receiver, subscribe
-from tests.wallets import register_wallet
+from tests.support.receivers import DrippingServer, Receiver, subscribe
+from tests.support.wallets import register_wallet
 from webhooks import services
 from webhooks.models import (
     DeliveryAttempt,
@@ -105,53 +104,6 @@ def test_an_attempt_that_lost_its_claim_does_not_overwrite_the_new_claimants_out
     assert delivery.state == "delivered" and delivery.charged_atomic == 10_000  # earned, not refunded
     assert WebhookSubscription.objects.get().is_active is True  # the stale 410 did not disable it
     assert balance(account) == 40_000 and ledger_audit() == []
-
-
-# --- 5/6. a whole attempt has a deadline, shorter than its lease -----------------------------
-class DrippingServer:
-    """Answers the status line, then one header line every `every` seconds, never ending the
-    headers (each byte resets a per-read timeout). Gives up on its own after `limit` s."""
-
-    def __init__(self, every: float = 0.3, limit: float = 20.0) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/hook"
-        self.every, self.limit = every, limit
-        self.accepted: list[float] = []  # when each connection came (monotonic)
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def connections(self) -> int:
-        return len(self.accepted)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted.append(time.monotonic())
-            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
-
-    def _drip(self, conn: socket.socket) -> None:
-        started = time.monotonic()
-        try:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\n")
-            n = 0
-            while time.monotonic() - started < self.limit:
-                time.sleep(self.every)
-                conn.sendall(f"X-Drip-{n}: 1\r\n".encode())
-                n += 1
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_a_receiver_that_drips_headers_is_cut_at_the_attempt_deadline(settings, queued):

@@ -9,20 +9,18 @@ import threading
 import time
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from tests.conftest import start_celery_worker
-from tests.test_webhooks_security import DrippingServer
-from tests.wallets import register_wallet
+from tests.support.receivers import DrippingServer
+from tests.support.wallets import register_wallet
+from tests.support.workers import start_celery_worker
 from webhooks.models import DeliveryAttempt, PushEntitlement, WebhookDelivery
 from webhooks.services import deliveries_sweep, event_publish, subscription_create
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[1]
 QUEUE = "webhooks-worker-test"
 
 

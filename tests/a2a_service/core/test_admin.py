@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 
 from catalog.models import EditorialPiece, Sku
 from catalog.products.registry import products_built, specs_all
-from tests.wallets import register_wallet
+from tests.support.wallets import register_wallet
 
 pytestmark = pytest.mark.django_db
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
 
-OPERATIONS = Path(__file__).resolve().parents[1] / "docs" / "operations"
+from tests.support import ROOT
+
+OPERATIONS = ROOT / "docs" / "operations"
 PROMTOOL = os.environ.get("PROMTOOL") if os.path.exists(os.environ.get("PROMTOOL", "")) else shutil.which("promtool")
 pytestmark = pytest.mark.skipif(
     PROMTOOL is None, reason="promtool is missing: `make install` installs Debian's prometheus package"

@@ -122,7 +122,7 @@ def test_spread_snapshot_ingest_needs_the_token_and_stores_rows(api, settings):
 def test_marketplace_execute_runs_free_capabilities_and_refuses_paid_without_charge(api):
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "news_catalog"}, format="json")
     assert resp.status_code == 200 and resp.json()["result"]["teaser_only"] is True
-    # Unpaid, a paid capability answers how to pay (tests/test_marketplace_intel_sentiment.py),
+    # Unpaid, a paid capability answers how to pay (tests/agents/discovery/test_marketplace_intel_sentiment.py),
     # once its product has something to deliver; before that, 503 and when to ask again.
     resp = api.post("/api/a2a/marketplace/execute", {"capability": "sentiment"}, format="json")
     assert resp.status_code == 503 and "accepts" not in resp.json() and resp["Retry-After"]
@@ -228,7 +228,7 @@ def test_requests_counted_while_a_flush_is_in_flight_still_count(settings, monke
 def test_ids_too_large_for_the_database_are_422_or_404_not_500(api):
     huge = "9" * 30
     assert api.get("/api/a2a/x402/news/unlock", {"news_id": huge}).status_code == 422
-    from tests.wallets import register_wallet
+    from tests.support.wallets import register_wallet
 
     key = register_wallet().api_key
     assert api.post(f"/api/a2a/news/{huge}/unlock", HTTP_X_API_KEY=key).status_code == 422

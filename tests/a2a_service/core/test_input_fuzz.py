@@ -1,5 +1,5 @@
 """NUL bytes and odd Unicode never give a 500. Every operation of the served OpenAPI document
-(checked against tests/spec_operations.py) gets NUL, invalid UTF-8 and digits that are not
+(checked against tests/support/spec_operations.py) gets NUL, invalid UTF-8 and digits that are not
 ASCII in each of its path segments and query parameters, an unknown query parameter, and each
 header it documents; a funded API key and a live session token let the calls reach the code
 behind authentication. Then the review's cases, one by one, with their answers."""
@@ -17,8 +17,8 @@ from django.utils import timezone
 from billing.credits import credit_add, ledger_audit
 from catalog.models import NewsItem, Sku, Teaser
 from sessions_app.services import session_create
-from tests.spec_operations import ADDED_OPERATIONS, SPEC_OPERATIONS
-from tests.wallets import register_wallet
+from tests.support.spec_operations import ADDED_OPERATIONS, SPEC_OPERATIONS
+from tests.support.wallets import register_wallet
 from webhooks.models import WebhookDelivery, WebhookSubscription
 
 pytestmark = pytest.mark.django_db
@@ -183,7 +183,7 @@ def test_the_reviews_cases_answer_422_or_404(api, world):
 def test_a_receivers_retry_after_in_odd_digits_is_ignored_not_a_crash(api, settings, monkeypatch):
     """'²'.isdigit() is True: a receiver answering 429 with `Retry-After: ²` (a latin-1
     header) or a 400-digit delay used to fail the delivery task."""
-    from tests.test_webhooks import Receiver, subscribe
+    from tests.support.receivers import Receiver, subscribe
     from webhooks import services
     from webhooks.services import delivery_attempt, event_publish
 

@@ -18,7 +18,8 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django.utils.log import log_response
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
+
 pytestmark = pytest.mark.django_db
 
 

@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import yaml
@@ -29,14 +28,13 @@ from billing.models import Deposit, LedgerEntry
 from catalog.feeds import registry
 from catalog.feeds.registry import FeedPass, FeedSource
 from catalog.feeds.runner import feed_run
-from tests.test_paid_call import BASE, BRIEF_PRICE, publish_brief
-from tests.test_paid_head_idempotency import funded
-from tests.test_webhooks import run_until_settled, subscribe
-from tests.wallets import register_wallet
+from tests.support import ROOT
+from tests.support.payments import BASE, BRIEF_PRICE, funded, publish_brief
+from tests.support.receivers import run_until_settled, subscribe
+from tests.support.wallets import register_wallet
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_publish
 
-ROOT = Path(__file__).resolve().parents[1]
 OPERATIONS = ROOT / "docs" / "operations"
 TOKEN = "metrics-test-token-0123456789"
 pytestmark = pytest.mark.django_db
@@ -215,7 +213,7 @@ def test_x402_calls_settled_and_given_back_are_counted(api, monkeypatch, django_
     from x402.schemas import SettleResponse, VerifyResponse
 
     from billing.x402.facilitator_client import Settlement, SettleOutcome
-    from tests.test_x402_e2e import signed_header
+    from tests.support.payments import signed_header
 
     publish_brief()
     required = decode_payment_required_header(api.get("/api/a2a/x402/morning-brief")["PAYMENT-REQUIRED"])

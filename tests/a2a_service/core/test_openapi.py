@@ -1,15 +1,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from openapi_spec_validator import validate
 
-from tests.spec_operations import ADDED_OPERATIONS, SPEC_OPERATIONS
+from tests.support import ROOT
+from tests.support.spec_operations import ADDED_OPERATIONS, SPEC_OPERATIONS
 
 METHODS = {"get", "post", "put", "patch", "delete", "head"}
-INTERFACE = Path(__file__).resolve().parents[2] / "shared" / "spec" / "interface.md"
+INTERFACE = ROOT.parent / "shared" / "spec" / "interface.md"
 
 
 @pytest.fixture(scope="module")

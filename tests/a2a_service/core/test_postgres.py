@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from django.db import connections
@@ -13,10 +12,9 @@ from django.utils import timezone
 
 from catalog.counters import counter_add_to_db, counter_increment, counters_flush, counters_pending
 from catalog.models import DailyCounter, WorkerHeartbeat
-from tests.conftest import start_celery_worker
+from tests.support.workers import start_celery_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_concurrent_counter_increments_lose_nothing():
@@ -83,7 +81,7 @@ def test_100_concurrent_debits_against_a_balance_for_10_never_go_negative():
     from billing.credits import InsufficientCredit, credit_add, credit_debit, ledger_audit
     from billing.models import Account, LedgerEntry
     from catalog.services import catalog_seed
-    from tests.wallets import register_wallet
+    from tests.support.wallets import register_wallet
 
     catalog_seed()
     account = register_wallet().account

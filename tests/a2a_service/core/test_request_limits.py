@@ -25,8 +25,8 @@ from a2a_service.wsgi import application
 from agents.models import A2aTask, AgentInteraction
 from billing.models import Account, Payment
 from catalog.models import EditorialPiece
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DEEP = 80_000  # the review's attack: 160 KB of brackets
 BRIEF = "/api/a2a/x402/morning-brief"
 REGISTER = "/api/a2a/account/register"

@@ -32,16 +32,14 @@ from a2a_service.core.requestlog import Context, RequestIdFilter, context_enter,
 from billing.credits import deposit_settle
 from billing.models import Deposit, LedgerEntry, Payment
 from billing.x402.facilitator_client import Settlement, SettleOutcome
-from tests.test_paid_call import BRIEF_PRICE, publish_brief
-from tests.test_paid_head_idempotency import funded
-from tests.test_webhooks import run_until_settled, subscribe
-from tests.test_x402_e2e import signed_header
-from tests.wallets import register_wallet
+from tests.support import ROOT
+from tests.support.payments import BRIEF_PRICE, funded, publish_brief, signed_header
+from tests.support.receivers import run_until_settled, subscribe
+from tests.support.wallets import register_wallet
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_publish
 from webhooks.tasks import deliver
 
-ROOT = Path(__file__).resolve().parents[1]
 BRIEF = "/api/a2a/x402/morning-brief"
 
 
@@ -275,7 +273,7 @@ def test_a_request_its_task_on_a_real_worker_and_the_outbound_call_share_one_id(
     task and its outbound POST to the receiver with the same id."""
     if not settings.REDIS_URL:
         pytest.skip("needs Redis as the broker (CI sets REDIS_URL)")
-    from tests.conftest import start_celery_worker
+    from tests.support.workers import start_celery_worker
 
     queue = "request-id-test"
     settings.WEBHOOK_DELIVERY_QUEUE = queue

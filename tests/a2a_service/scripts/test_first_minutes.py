@@ -14,7 +14,7 @@ from eth_account import Account as EthAccount
 from billing.models import Account, ApiKey, OwnershipChallenge
 from catalog.models import WorkerHeartbeat
 from catalog.tasks import worker_heartbeat
-from tests.test_health import first_data_in
+from tests.support.marketdata import first_data_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,11 +8,11 @@ import os
 import secrets
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
+
 # Everything production reads that a developer's shell (or CI) might have set.
 PRODUCTION_VARS = (
     "DJANGO_SETTINGS_MODULE",

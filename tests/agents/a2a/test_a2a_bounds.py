@@ -31,8 +31,8 @@ from agents.a2a.store import (
 from agents.models import A2aTask
 from billing.models import Account, LedgerEntry, Payment
 from billing.rails.x402 import SettlementPending
-from tests.test_a2a_jsonrpc import BRIEF_SKU, brief, data_message, rpc, send, status_meta  # noqa: F401
-from tests.wallets import register_over_http
+from tests.support.a2a_rpc import BRIEF_SKU, data_message, rpc, send, status_meta
+from tests.support.wallets import register_over_http
 
 # A published morning brief (the paid skill these tests ask for), from the JSON-RPC tests.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief")]

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from a2a.client.card_resolver import parse_agent_card
 from a2a.compat.v0_3 import types as types_v03
-from a2a.types import AgentCard, SendMessageResponse, Task
+from a2a.types import AgentCard, Task
 from a2a.utils.proto_utils import validate_proto_required_fields
-from django.utils import timezone
 from eth_account import Account as EthAccount
 from google.protobuf.json_format import ParseDict
 from x402 import x402ClientSync
@@ -29,51 +28,13 @@ from agents.models import A2aTask, AgentInteraction
 from billing.chain.localchain import DEMO_PAYER, dev_account
 from billing.credits import credit_add
 from billing.models import Account, LedgerEntry, Payment
-from catalog.models import EditorialPiece, NewsItem, Sku
+from catalog.models import NewsItem, Sku
 from catalog.selectors.skus import live_skus
-from tests.wallets import register_over_http
+from tests.support.a2a_rpc import BRIEF_SKU, HUB, data_message, rpc, send, status_meta
+from tests.support.wallets import register_over_http
 
 pytestmark = pytest.mark.django_db
-HUB = "/api/a2a/agenthub"
-BRIEF_SKU = "morning_brief"
 BRIEF_REST = "/api/a2a/x402/morning-brief"
-
-
-@pytest.fixture
-def brief():
-    return EditorialPiece.objects.create(
-        kind="morning_brief",
-        title="Rates day",
-        summary="CPI at 08:30",
-        body="The full brief: rates, CPI, FX.",
-        published_at=timezone.now(),
-    )
-
-
-def rpc(api, method: str, params: dict[str, Any], path: str = HUB, rid: Any = 1, **headers: str) -> Any:
-    return api.post(
-        path, {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, format="json", **headers
-    )
-
-
-def data_message(skill: str, params: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {"skill": skill}
-    if params is not None:
-        data["params"] = params
-    return {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"data": data}], **extra}
-
-
-def send(api, skill: str, params: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:
-    resp = rpc(api, "SendMessage", {"message": data_message(skill, params)}, **headers)
-    assert resp.status_code == 200, resp.content
-    body = resp.json()
-    assert "result" in body, body
-    ParseDict(body["result"], SendMessageResponse())  # a valid 1.0 SendMessageResponse
-    return body["result"]["task"]
-
-
-def status_meta(task: dict[str, Any]) -> dict[str, Any]:
-    return task["status"]["message"].get("metadata", {})
 
 
 def signer() -> x402ClientSync:

@@ -12,15 +12,12 @@ from typing import Any
 
 import httpx
 import pytest
-import requests
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
 from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
 from django.utils import timezone
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Struct, Value
-from x402 import x402ClientSync
-from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
 from agents import demo_a2a
@@ -29,8 +26,8 @@ from agents.models import A2aTask
 from billing.chain.localchain import DEMO_PAYER, dev_account
 from billing.models import Payment
 from catalog.models import EditorialPiece, NewsItem
+from tests.support.a2a_x402 import BRIEF_SKU, SESSION, ask, signer, submit
 
-BRIEF_SKU = "morning_brief"
 PRICE = 80_000
 
 
@@ -45,50 +42,11 @@ def brief(paid_stack):
     )
 
 
-@pytest.fixture(autouse=True)
-def _close_http():
-    """Keep-alive connections left open would hold live-server threads at shutdown."""
-    yield
-    SESSION.close()
-
-
-SESSION = requests.Session()
-
-
-def signer() -> x402ClientSync:
-    return register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
-
-
 def balances(stack: Any) -> tuple[int, int]:
     token = stack.chain.token
     return (
         token.functions.balanceOf(dev_account(DEMO_PAYER).address).call(),
         token.functions.balanceOf(stack.treasury).call(),
-    )
-
-
-def rpc(stack: Any, message: dict[str, Any]) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": "req-1", "method": "SendMessage", "params": {"message": message}}
-    resp = SESSION.post(stack.url + "/api/a2a/agenthub", json=body, timeout=60)
-    assert resp.status_code == 200, resp.text
-    return resp.json()
-
-
-def ask(stack: Any, skill: str) -> dict[str, Any]:
-    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"data": {"skill": skill}}]}
-    return rpc(stack, message)["result"]["task"]
-
-
-def submit(stack: Any, task_id: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return rpc(
-        stack,
-        {
-            "messageId": uuid.uuid4().hex,
-            "role": "ROLE_USER",
-            "taskId": task_id,
-            "parts": [{"text": "Here is the payment authorization."}],
-            "metadata": {x.STATUS: x.PAYMENT_SUBMITTED, x.PAYLOAD: payload},
-        },
     )
 
 

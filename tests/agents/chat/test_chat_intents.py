@@ -20,7 +20,7 @@ from billing.models import Account, LedgerEntry
 from catalog.models import CatalogAgent, Sku
 from catalog.products.registry import product_get
 from catalog.selectors.teasers import product_excerpt
-from tests.marketdata import (
+from tests.support.marketdata import (
     book_write,
     equity_quote_write,
     funding_reading_write,
@@ -30,7 +30,7 @@ from tests.marketdata import (
     sentiment_market_write,
     signals_shop_write,
 )
-from tests.wallets import register_wallet
+from tests.support.wallets import register_wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -388,7 +388,7 @@ def model(settings):
 
 
 def grants() -> None:
-    from tests.marketdata import digests_market_write
+    from tests.support.marketdata import digests_market_write
 
     digests_market_write()
 

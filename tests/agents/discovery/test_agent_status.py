@@ -15,8 +15,8 @@ from agents.models import AgentInteraction
 from agents.services import agent_interaction_record
 from catalog.feeds.runner import feed_run
 from catalog.models import CatalogAgent, FeedState, NewsItem, PartnerAgent
-from tests.sample_server import Answer, SampleServer
-from tests.test_federation import doc, sig
+from tests.support.federation import doc, sig
+from tests.support.sample_server import Answer, SampleServer
 
 pytestmark = pytest.mark.django_db
 

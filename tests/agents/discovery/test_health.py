@@ -13,30 +13,9 @@ from django.utils import timezone
 from catalog.models import EditorialPiece, FeedState, IntelSnapshot, WorkerHeartbeat
 from catalog.products.registry import products_built, specs_all
 from catalog.tasks import worker_heartbeat
+from tests.support.marketdata import first_data_in
 
 pytestmark = pytest.mark.django_db
-
-
-def first_data_in() -> None:
-    """What a new installation's first minute brings: a pass of every feed source, an
-    analytics pass (its snapshot) and a published morning brief."""
-    from catalog.feeds.registry import feeds_all
-
-    now = timezone.now()
-    for source in feeds_all():
-        FeedState.objects.update_or_create(
-            name=source.name, defaults={"last_attempt_at": now, "last_success_at": now, "rows_written": 3}
-        )
-    IntelSnapshot.objects.create(regime="neutral", as_of=now, payload={"signals": []})
-    EditorialPiece.objects.create(
-        kind=EditorialPiece.Kind.MORNING_BRIEF,
-        title="Brief",
-        summary="s",
-        body="b",
-        composed_at=now,
-        brief_date=now.date(),
-        published_at=now,
-    )
 
 
 def test_health_is_warming_up_until_the_first_data_is_in_then_ok(api):
@@ -250,7 +229,7 @@ def test_health_names_each_failed_news_feed_and_why_while_the_others_are_written
     (not "ok"); the URL's query (a token, maybe) is not shown. A clean pass clears them."""
     from catalog.feeds.runner import feed_run
     from catalog.models import FeedState, NewsItem
-    from tests.feedserver import Answer, FeedServer
+    from tests.support.feedserver import Answer, FeedServer
 
     worker_heartbeat()
     good = (
@@ -304,7 +283,7 @@ def test_health_names_each_failed_news_feed_and_why_while_the_others_are_written
 def test_health_lists_the_failed_feeds_of_a_source_whose_every_feed_failed(api, settings):
     """Every feed failed: the pass fails (kind only in last_error), and the feeds are listed."""
     from catalog.feeds.runner import feed_run
-    from tests.feedserver import Answer, FeedServer, closed_port
+    from tests.support.feedserver import Answer, FeedServer, closed_port
 
     server = FeedServer()
     try:

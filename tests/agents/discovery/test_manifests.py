@@ -17,7 +17,7 @@ def test_agent_card_is_a_valid_a2a_card(api):
     skill_ids = {s.id for s in parsed.skills}
     # The skills the JSON-RPC endpoint answers: the products on sale and the free catalogs.
     assert {"news_catalog", "news_unlock", "morning_brief"} <= skill_ids
-    # The 0.3 form of the same card (tests/test_a2a_jsonrpc.py checks both in detail).
+    # The 0.3 form of the same card (tests/agents/a2a/test_a2a_jsonrpc.py checks both in detail).
     legacy = types_v03.AgentCard.model_validate(api.get("/.well-known/agent.json").json())
     assert {s.id for s in legacy.skills} == skill_ids
 

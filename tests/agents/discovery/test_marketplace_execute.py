@@ -14,8 +14,8 @@ from agents.discovery.marketplace import MARKETPLACE_CAPABILITIES
 from billing.credits import credit_add
 from billing.models import Account, LedgerEntry, Payment
 from catalog.models import NewsItem, Sku, TelemetryNode
-from tests.marketdata import market_write, news_write, sentiment_market_write, tokenized_market_write
-from tests.wallets import register_over_http
+from tests.support.marketdata import market_write, news_write, sentiment_market_write, tokenized_market_write
+from tests.support.wallets import register_over_http
 
 EXECUTE = "/api/a2a/marketplace/execute"
 

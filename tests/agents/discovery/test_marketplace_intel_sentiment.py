@@ -12,14 +12,14 @@ import pytest
 from billing.models import Account
 from catalog.intel import intel_compute
 from catalog.models import IntelSnapshot, Sku
-from tests.marketdata import (
+from tests.support.marketdata import (
     news_write,
     sentiment_market_write,
     signals_market_write,
     signals_shop_write,
     tokenized_market_write,
 )
-from tests.wallets import funded_buyer
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

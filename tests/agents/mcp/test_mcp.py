@@ -38,37 +38,12 @@ from billing.paid_call import paid_call
 from catalog.models import EditorialPiece, NewsItem, Sku
 from catalog.products.registry import product_get
 from catalog.selectors.skus import live_skus
-from tests.test_paid_head_idempotency import balance, funded
-from tests.test_x402_e2e import balances, payer_client
-from tests.wallets import register_wallet
+from tests.support.mcp_rpc import ACCEPT, STATUS_SKU, call, rpc
+from tests.support.payments import balance, balances, funded, payer_client
+from tests.support.wallets import register_wallet
 
-ACCEPT = "application/json, text/event-stream"
-STATUS_SKU = "payments_dual_rail_status"  # 0.01 USDC, pure, always has content
 STATUS_PRICE = 10_000
 PACK_PRICE = 500_000
-
-
-def rpc(client: Any, method: str, params: dict[str, Any] | None = None, *, key: str = "") -> dict[str, Any]:
-    """One JSON-RPC POST to /mcp through the Django test client (or requests, with a URL)."""
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 7, "method": method}
-    if params is not None:
-        body["params"] = params
-    headers = {"HTTP_ACCEPT": ACCEPT, "HTTP_MCP_PROTOCOL_VERSION": "2025-11-25"}
-    if key:
-        headers["HTTP_X_API_KEY"] = key
-    resp = client.post("/mcp", data=json.dumps(body), content_type="application/json", **headers)
-    assert resp.status_code == 200, resp.content
-    out = resp.json()
-    assert out["id"] == 7 and "error" not in out, out
-    result: dict[str, Any] = out["result"]
-    return result
-
-
-def call(client: Any, name: str, arguments: dict[str, Any] | None = None, *, key: str = "", meta=None):
-    params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-    if meta is not None:
-        params["_meta"] = meta
-    return rpc(client, "tools/call", params, key=key)
 
 
 def sku_calls() -> list[LedgerEntry]:

@@ -19,9 +19,9 @@ from agents.a2a import extension as x
 from billing.chain.localchain import free_port
 from billing.models import Payment
 from catalog.models import EditorialPiece
-from tests import test_a2a_x402 as a2a
-from tests.test_mcp import ACCEPT, STATUS_SKU, call
-from tests.test_x402_e2e import BRIEF, balances, challenge, payer_client, signed_header
+from tests.support import a2a_x402 as a2a
+from tests.support.mcp_rpc import ACCEPT, STATUS_SKU, call
+from tests.support.payments import BRIEF, balances, challenge, payer_client, signed_header
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from x402.http.utils import decode_payment_response_header
 from billing.chain.localchain import DEMO_PAYER, FACILITATOR, dev_account
 from billing.models import Payment
 from catalog.models import EditorialPiece
-from tests.granian_server import children, granian
-from tests.test_x402_e2e import BRIEF, challenge, paying_session, signed_header
+from tests.support.granian_server import children, granian
+from tests.support.payments import BRIEF, challenge, paying_session, signed_header
 
 CALLS = 10
 

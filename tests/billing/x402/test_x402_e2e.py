@@ -11,75 +11,15 @@ import threading
 import pytest
 import requests
 from django.utils import timezone
-from x402 import x402ClientSync
 from x402.http import x402HTTPClientSync
-from x402.http.clients import wrapRequestsWithPayment
 from x402.http.utils import decode_payment_required_header, decode_payment_response_header
-from x402.mechanisms.evm.exact.register import register_exact_evm_client
-from x402.schemas import PaymentRequired
 from x402.schemas.v1 import PaymentRequiredV1
 
 from billing.chain.localchain import DEMO_PAYER, dev_account
 from billing.models import Payment
 from catalog.models import EditorialPiece, NewsItem, Sku
 from catalog.products import registry
-
-BRIEF = "/api/a2a/x402/morning-brief"
-
-
-@pytest.fixture
-def brief(paid_stack):
-    return EditorialPiece.objects.create(
-        kind="morning_brief",
-        title="Rates day",
-        summary="CPI at 08:30",
-        body="The full brief: rates, CPI, FX.",
-        published_at=timezone.now(),
-    )
-
-
-_SESSIONS: list[requests.Session] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_paying_sessions():
-    """Keep-alive connections left open would hold live-server threads at shutdown."""
-    yield
-    while _SESSIONS:
-        _SESSIONS.pop().close()
-
-
-def paying_session() -> requests.Session:
-    session = wrapRequestsWithPayment(requests.Session(), payer_client())
-    _SESSIONS.append(session)
-    return session
-
-
-def payer_client() -> x402ClientSync:
-    return register_exact_evm_client(x402ClientSync(), dev_account(DEMO_PAYER))
-
-
-def balances(stack) -> tuple[int, int]:
-    token = stack.chain.token
-    return (
-        token.functions.balanceOf(dev_account(DEMO_PAYER).address).call(),
-        token.functions.balanceOf(stack.treasury).call(),
-    )
-
-
-def challenge(url: str) -> PaymentRequired:
-    resp = requests.get(url, timeout=10)
-    assert resp.status_code == 402
-    return decode_payment_required_header(resp.headers["PAYMENT-REQUIRED"])
-
-
-def signed_header(required: PaymentRequired, **changes) -> str:
-    """A v2 proof signed by the official client for (possibly altered) requirements."""
-    accepts = [required.accepts[0].model_copy(update=changes)]
-    # A careless or hostile client: no spend controls stop it from signing odd requirements.
-    client = payer_client().set_spend_controls(False)
-    payload = client.create_payment_payload(required.model_copy(update={"accepts": accepts}))
-    return x402HTTPClientSync(payer_client()).encode_payment_signature_header(payload)["PAYMENT-SIGNATURE"]
+from tests.support.payments import BRIEF, balances, challenge, payer_client, paying_session, signed_header
 
 
 def test_unpaid_call_is_a_402_in_both_versions(paid_stack, brief):

@@ -20,10 +20,8 @@ from billing.chain.localchain import DEMO_PAYER, FACILITATOR, dev_account
 from billing.models import Account, Payment
 from billing.reconcile import payments_reconcile
 from sessions_app.models import PrepaidSession
-from tests.test_x402_e2e import BRIEF, _close_paying_sessions, balances, brief, challenge, signed_header
+from tests.support.payments import BRIEF, balances, challenge, signed_header
 from webhooks.models import PushEntitlement
-
-__all__ = ["_close_paying_sessions", "brief"]  # fixtures used here
 
 PRICE = 80_000  # the morning brief's seeded price
 DESK_PACK = "/api/a2a/x402/session/desk-pack"

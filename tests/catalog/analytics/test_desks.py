@@ -20,7 +20,7 @@ from catalog.analytics.indicators import snapshot
 from catalog.analytics.regime import regime_classify
 from catalog.analytics.series import series_from_bars
 from catalog.models import Candle, Sku
-from tests.marketdata import (
+from tests.support.marketdata import (
     band,
     calendar_write,
     candles_write,
@@ -30,7 +30,7 @@ from tests.marketdata import (
     plunge,
     rising,
 )
-from tests.wallets import funded_buyer
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from django.utils import timezone
 from billing.models import Account
 from catalog.analytics.macro import macro_gate
 from catalog.models import CalendarEvent, Sku
-from tests.marketdata import calendar_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import calendar_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """The event graph, the alert subscription pack, the starter bundle and the partner-feed teaser,
-on generated prediction markets (tests/marketdata.py prediction_graph_write) with known numbers."""
+on generated prediction markets (tests/support/marketdata/ prediction_graph_write) with known numbers."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from billing.models import Account
 from catalog.analytics.prediction_graph import entities, jaccard
 from catalog.products.registry import product_get
 from catalog.services import catalog_seed
-from tests.marketdata import prediction_graph_write
-from tests.wallets import register_wallet
+from tests.support.marketdata import prediction_graph_write
+from tests.support.wallets import register_wallet
 from webhooks import services
 from webhooks.models import PushEntitlement, WebhookDelivery
 from webhooks.services import subscription_create
@@ -144,13 +144,6 @@ def test_the_partner_feed_teaser_shows_real_rows(api):
     assert body["venues"] == {"kalshi": 2, "polymarket": 2}
     assert {x["name"] for x in body["sources"]} == {"kalshi", "polymarket"} and body["as_of"]
     assert body["available"] is True and body["sku"] == "prediction_starter_bundle"
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    calls: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", lambda delivery_id, countdown=0: calls.append(delivery_id))
-    return calls
 
 
 def _move(market, to: str) -> None:

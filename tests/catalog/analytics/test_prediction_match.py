@@ -26,10 +26,15 @@ from catalog.feeds.prediction_store import markets_upsert
 from catalog.feeds.registry import FeedPass
 from catalog.models import PredictionMarket, PredictionMatch
 from catalog.services import catalog_seed
-from tests.marketdata import FED_KALSHI, FED_POLYMARKET, prediction_market_write, prediction_shop_write
-from tests.sample_server import sample_json
-from tests.test_webhooks import queued, subscribe  # noqa: F401 - the fixture is used by name
-from tests.wallets import funded_buyer
+from tests.support.marketdata import (
+    FED_KALSHI,
+    FED_POLYMARKET,
+    prediction_market_write,
+    prediction_shop_write,
+)
+from tests.support.receivers import subscribe
+from tests.support.sample_server import sample_json
+from tests.support.wallets import funded_buyer
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
@@ -219,7 +224,7 @@ def test_staff_reject_removes_a_pair_for_good_and_confirm_keeps_confidence_one(a
 
 
 # --- the alert --------------------------------------------------------------------------------
-def test_a_divergence_opening_pushes_one_prediction_alert(api, receiver, queued, settings):  # noqa: F811
+def test_a_divergence_opening_pushes_one_prediction_alert(api, receiver, queued, settings):
     settings.PREDICTION_ALERT_MOVE = 0.5  # only the divergence alert here, not the price moves
     subscribe(api, receiver, events=("prediction_alert",))
     kalshi, poly, *_ = prediction_shop_write(kalshi_yes=0.55, polymarket_yes=0.56)

@@ -28,9 +28,9 @@ from catalog.feeds.news.parse import parse_feed
 from catalog.feeds.replay import SAMPLES, replay_start
 from catalog.feeds.runner import feed_run
 from catalog.models import NewsItem, Sku, TokenizedAsset
-from tests.feedserver import Answer, FeedServer
-from tests.marketdata import equity_quote_write, news_write
-from tests.test_credits import funded
+from tests.support.feedserver import Answer, FeedServer
+from tests.support.marketdata import equity_quote_write, news_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -189,7 +189,7 @@ def test_bullish_headlines_give_sol_positive_and_bearish_give_xrp_negative_senti
     news_write(title="XRP tumbles after exchange announces delisting", tickers=["XRP"], hours_ago=2)
     news_write(title="Ripple hit by lawsuit as XRP liquidations mount", tickers=["XRP"], hours_ago=6)
     news_write(title="XRP slides on record outflows", tickers=["XRP"], hours_ago=300)  # outside the window
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     resp = api.get("/api/a2a/sentiment", HTTP_X_API_KEY=key)
     assert resp.status_code == 200, resp.content
@@ -218,7 +218,7 @@ def test_bullish_headlines_give_sol_positive_and_bearish_give_xrp_negative_senti
 def test_unscored_items_are_scored_by_the_backfill_when_the_product_reads(api):
     item = news_write(title="Ether rallies as ETF inflows surge", tickers=["ETH"], scored=False)
     assert item.sentiment_compound is None
-    key, _ = funded(api, "1")
+    key, _ = funded_buyer(api, 1_000_000)
     body = api.get("/api/a2a/sentiment", {"asset": "ETH"}, HTTP_X_API_KEY=key).json()
     item.refresh_from_db()
     assert item.sentiment_label == "positive" and item.sentiment_scored_at is not None
@@ -239,7 +239,7 @@ def test_the_score_news_command_scores_and_rescores():
 
 
 def test_no_recent_news_is_503_and_uncharged(api):
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     resp = api.get("/api/a2a/sentiment", HTTP_X_API_KEY=key)
     assert resp.status_code == 503 and _balance(account) == before
@@ -258,7 +258,7 @@ def test_no_recent_news_is_503_and_uncharged(api):
 
 
 def test_bad_parameters_are_422(api):
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     resp = api.get("/api/a2a/sentiment", {"asset": "SO L!"}, HTTP_X_API_KEY=key)
     assert resp.status_code == 422 and resp.json()["detail"][0]["loc"] == ["query", "asset"]
     assert api.get("/api/a2a/sentiment", {"limit": 0}, HTTP_X_API_KEY=key).status_code == 422
@@ -318,7 +318,7 @@ def _equity_market():
 
 def test_equity_scalp_setups_from_a_known_quote(api, settings):
     _equity_market()
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     resp = api.get("/api/a2a/equity/scalp", HTTP_X_API_KEY=key)
     assert resp.status_code == 200, resp.content
@@ -352,7 +352,7 @@ def test_equity_scalp_setups_from_a_known_quote(api, settings):
 
 def test_equity_scalp_without_a_fresh_catalyst_and_quote_is_503_uncharged(api):
     news_write(title="Apple rallies after results beat estimates", tickers=["AAPL"], category="equity")
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     assert api.get("/api/a2a/equity/scalp", HTTP_X_API_KEY=key).status_code == 503  # no quote
     equity_quote_write(
@@ -375,7 +375,7 @@ def test_equity_intel_per_ticker(api):
         source="exchanges",
         updated_at=timezone.now(),
     )
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     resp = api.get("/api/a2a/equity/intel", HTTP_X_API_KEY=key)
     assert resp.status_code == 200, resp.content
@@ -402,7 +402,7 @@ def test_equity_intel_per_ticker(api):
 def test_equity_intel_without_recent_equity_news_is_503_uncharged(api):
     news_write(title="Solana rallies", tickers=["SOL"])  # crypto news only
     news_write(title="Nvidia rallies", tickers=["NVDA"], category="equity", hours_ago=100)  # too old (72 h)
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     for path in ("/api/a2a/equity/intel", "/api/a2a/equity/scalp"):
         resp = api.get(path, HTTP_X_API_KEY=key)
@@ -463,7 +463,7 @@ def test_equity_headlines_naming_a_bare_ticker_are_attributed_to_it(api, setting
         server.close()
     tagged = dict(NewsItem.objects.values_list("external_id", "tickers"))
     assert tagged == {"n-1": ["NVDA"], "n-2": ["AAPL"], "n-3": []}
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     before = _balance(account)
     nvda = api.get("/api/a2a/equity/intel", {"ticker": "NVDA"}, HTTP_X_API_KEY=key)
     assert nvda.status_code == 200, nvda.content
@@ -509,7 +509,7 @@ def test_replayed_samples_are_published_up_to_the_pass_start_and_carry_sentiment
     assert not NewsItem.objects.filter(sentiment_scored_at__isnull=True).exists()
 
     # The local stack's sentiment has content: bullish and bearish assets, crypto and equity.
-    key, _ = funded(api, "1")
+    key, _ = funded_buyer(api, 1_000_000)
     body = api.get("/api/a2a/sentiment", {"limit": 50}, HTTP_X_API_KEY=key).json()
     assets = {a["asset"]: a for a in body["assets"]}
     assert body["replay"] is True and body["stale"] is False
@@ -524,7 +524,7 @@ def test_replayed_samples_are_published_up_to_the_pass_start_and_carry_sentiment
 
 
 def test_a_session_covers_the_sentiment_and_equity_products(api):
-    from tests.test_sessions import new_session
+    from tests.support.payments import new_session
 
     _equity_market()
     news_write(title="Solana rallies on ETF approval", tickers=["SOL"])

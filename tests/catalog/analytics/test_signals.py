@@ -20,7 +20,7 @@ from catalog.analytics.track import record_of
 from catalog.intel import _SENTIMENT, TREND_DESK, intel_compute, intel_sentiment_register
 from catalog.models import Candle, DeskSignal, DeskState, IntelSnapshot, NewsItem, RegimeSnapshot, Sku
 from catalog.track_record import desk_kill_check, desk_signal_publish, desk_signals_settle
-from tests.marketdata import (
+from tests.support.marketdata import (
     band,
     bars_write,
     falling,
@@ -30,7 +30,7 @@ from tests.marketdata import (
     signals_market_write,
     trend_market_write,
 )
-from tests.wallets import register_over_http
+from tests.support.wallets import register_over_http
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pytest
 
 from billing.models import Account
 from catalog.analytics.signals import symbol_signal
-from tests.marketdata import band, falling, trend_market_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import band, falling, trend_market_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from billing.models import BillingSettings, Payment
 from catalog.models import EditorialPiece, NewsItem, Sku, Teaser
 from catalog.products.registry import products_built, specs_all
 from catalog.seed.content import interface_teaser_names
-from tests.spec_operations import SPEC_OPERATIONS
+from tests.support.spec_operations import SPEC_OPERATIONS
 
 pytestmark = pytest.mark.django_db
 

@@ -17,20 +17,11 @@ from catalog.analytics.execution import fees_for
 from catalog.feeds.exchanges.client import sample_path
 from catalog.feeds.registry import FeedPass
 from catalog.models import ExchangeMarket, OrderBook, SpreadSnapshot
-from tests.feeds.sample_server import SAMPLES, sample_server
-from tests.test_webhooks import subscribe
-from webhooks import services
+from tests.support.receivers import subscribe
+from tests.support.replay_server import SAMPLES, sample_server
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    """Deliveries the code queues (as tests/test_webhooks.py's fixture): not sent by a worker."""
-    calls: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", lambda delivery_id, countdown=0: calls.append(delivery_id))
-    return calls
 
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # the samples' recorded "now"

@@ -43,8 +43,8 @@ from catalog.models import (
     TokenizedAsset,
     YieldPool,
 )
-from tests.feeds.sample_server import sample_server
-from tests.feedserver import Answer, FeedServer
+from tests.support.feedserver import Answer, FeedServer
+from tests.support.replay_server import sample_server
 
 pytestmark = pytest.mark.django_db
 

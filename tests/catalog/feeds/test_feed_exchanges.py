@@ -21,7 +21,7 @@ from catalog.feeds.exchanges import exchanges_prune, parse
 from catalog.feeds.exchanges.client import api_bases, folded_query, rebased, replay_url, sample_path
 from catalog.feeds.registry import FeedError, FeedPass, feed_get
 from catalog.models import Candle, ExchangeMarket, FundingRate, OrderBook, SpreadSnapshot, TokenizedAsset
-from tests.feeds.sample_server import SAMPLES, sample_server
+from tests.support.replay_server import SAMPLES, sample_server
 
 pytestmark = pytest.mark.django_db
 
@@ -94,7 +94,7 @@ def test_the_source_is_registered():
 def test_replay_pass_parses_every_venue_through_ccxt(replay):
     rows = run_pass(replay=True)
     markets, candles, funding, tokenized = counts()
-    # (Order books and the pass's cross-venue spreads: tests/test_feed_books.py.)
+    # (Order books and the pass's cross-venue spreads: tests/catalog/feeds/test_feed_books.py.)
     assert (
         rows
         == markets

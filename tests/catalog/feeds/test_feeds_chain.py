@@ -24,8 +24,8 @@ from catalog.feeds.retention import feeds_prune
 from catalog.feeds.runner import feed_run
 from catalog.models import FeedState, GasFeeBlock
 from catalog.models.chain import REWARD_PERCENTILES
-from tests.feedserver import closed_port
-from tests.rpcstub import Error, Raw, Result, RpcStub
+from tests.support.feedserver import closed_port
+from tests.support.rpcstub import Error, Raw, Result, RpcStub
 
 pytestmark = pytest.mark.django_db
 

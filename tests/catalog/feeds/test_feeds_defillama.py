@@ -15,7 +15,7 @@ import catalog.feeds.defillama as defillama
 from catalog.feeds.defillama.parse import pools_parse
 from catalog.feeds.registry import FeedError, FeedPass, feed_get
 from catalog.models import YieldPool
-from tests.sample_server import Answer, SampleServer, sample_json
+from tests.support.sample_server import Answer, SampleServer, sample_json
 
 pytestmark = pytest.mark.django_db
 

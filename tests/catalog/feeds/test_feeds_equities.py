@@ -18,8 +18,8 @@ from catalog.feeds.registry import FeedError, FeedPass, feed_get
 from catalog.feeds.replay import SAMPLES
 from catalog.feeds.runner import feed_run
 from catalog.models import EquityQuote, TokenizedAsset
-from tests.feedserver import Answer, FeedServer, closed_port
-from tests.sample_server import SampleServer
+from tests.support.feedserver import Answer, FeedServer, closed_port
+from tests.support.sample_server import SampleServer
 
 pytestmark = pytest.mark.django_db
 

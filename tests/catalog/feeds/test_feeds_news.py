@@ -13,7 +13,7 @@ from catalog.feeds.registry import FeedError
 from catalog.feeds.replay import SAMPLES
 from catalog.feeds.runner import feed_run
 from catalog.models import NewsItem
-from tests.feedserver import Answer, FeedServer, closed_port
+from tests.support.feedserver import Answer, FeedServer, closed_port
 
 pytestmark = pytest.mark.django_db
 COINDESK = (SAMPLES / "news_feeds" / "0.xml").read_bytes()
@@ -307,12 +307,12 @@ def test_catalogs_show_ingested_items_with_as_of_and_sources(api, settings, serv
 def test_the_x402_unlock_sells_an_ingested_item_paid_from_credits(api, settings, server):
     from billing.credits import ledger_audit
     from billing.models import LedgerEntry
-    from tests.test_credits import funded
+    from tests.support.wallets import funded_buyer
 
     _feeds(settings, server, ("equity", "/mw.xml", (SAMPLES / "news_feeds" / "2.xml").read_bytes()))
     feed_run(name="news", mode="live")
     item = NewsItem.objects.get(external_id="MW-4B7C1E2A-0B3D-4F5E-8A9C-1D2E3F4A5B6C")
-    key, account = funded(api, "1")
+    key, account = funded_buyer(api, 1_000_000)
     resp = api.get("/api/a2a/x402/news/unlock", {"news_id": item.id}, HTTP_X_API_KEY=key)
     assert resp.status_code == 200, resp.content
     body = resp.json()

@@ -21,7 +21,7 @@ from catalog.feeds.kalshi import parse as kparse
 from catalog.feeds.polymarket import parse as pparse
 from catalog.feeds.registry import FeedError, FeedPass, feed_get
 from catalog.models import PredictionMarket, PredictionPrice
-from tests.sample_server import Answer, SampleServer, sample_json
+from tests.support.sample_server import Answer, SampleServer, sample_json
 
 pytestmark = pytest.mark.django_db
 

@@ -22,7 +22,7 @@ from catalog.feeds.retention import feeds_prune
 from catalog.feeds.runner import feed_run, feeds_due
 from catalog.feeds.schedule import feeds_schedule_sync, periodic_task_name
 from catalog.models import FeedState, NewsItem, RpcEndpoint, RpcProbe, SpreadSnapshot
-from tests.feedserver import Answer, FeedServer, closed_port
+from tests.support.feedserver import Answer, FeedServer, closed_port
 
 pytestmark = pytest.mark.django_db
 

@@ -21,8 +21,8 @@ from catalog.feeds.rpcprobe import (
 )
 from catalog.feeds.runner import feed_run
 from catalog.models import RpcEndpoint, RpcProbe, TelemetryNode
-from tests.feedserver import closed_port
-from tests.rpcstub import Error, Raw, Result, RpcStub
+from tests.support.feedserver import closed_port
+from tests.support.rpcstub import Error, Raw, Result, RpcStub
 
 pytestmark = pytest.mark.django_db
 
@@ -385,7 +385,7 @@ def test_telemetry_detail_is_sold_with_its_provenance_and_503_when_stale(api, re
     from billing.credits import credit_add
     from billing.models import Account, LedgerEntry
     from catalog.services import catalog_seed
-    from tests.wallets import register_over_http
+    from tests.support.wallets import register_over_http
 
     catalog_seed()
     wallet = EthAccount.create()

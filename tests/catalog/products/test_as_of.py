@@ -17,8 +17,8 @@ from catalog.analytics.series import candle_as_of, ohlcv
 from catalog.intel import intel_compute
 from catalog.models import DeskSignal, IntelSnapshot
 from catalog.products.digests import move_24h
-from tests.marketdata import open_bars_market_write, tokenized_market_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import open_bars_market_write, tokenized_market_write
+from tests.support.wallets import funded_buyer
 from webhooks.delegation.selectors import mark_price
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -21,13 +20,14 @@ from catalog.products.digests import (
     weekly_payload,
 )
 from catalog.services import catalog_seed
-from tests.feedserver import Answer, FeedServer
-from tests.marketdata import digests_market_write
-from tests.wallets import funded_buyer
+from tests.support import ROOT
+from tests.support.feedserver import Answer, FeedServer
+from tests.support.marketdata import digests_market_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
-SAMPLE = Path(__file__).resolve().parent.parent / "catalog/feeds/samples/grant_feeds/index.xml"
+SAMPLE = ROOT / "catalog/feeds/samples/grant_feeds/index.xml"
 
 
 @pytest.fixture

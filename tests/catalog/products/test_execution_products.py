@@ -20,7 +20,7 @@ from catalog.analytics.indicators import snapshot
 from catalog.analytics.series import ohlcv
 from catalog.feeds.exchanges import store
 from catalog.models import ExchangeMarket, OrderBook, SpreadSnapshot, TokenizedAsset
-from tests.marketdata import (
+from tests.support.marketdata import (
     band,
     book_write,
     candles_write,
@@ -29,20 +29,11 @@ from tests.marketdata import (
     rising,
     yield_pool_write,
 )
-from tests.test_webhooks import run_until_settled, subscribe
-from tests.wallets import register_wallet
-from webhooks import services
+from tests.support.receivers import run_until_settled, subscribe
+from tests.support.wallets import register_wallet
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    """Deliveries the code queues (as tests/test_webhooks.py's fixture): not sent by a worker."""
-    calls: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", lambda delivery_id, countdown=0: calls.append(delivery_id))
-    return calls
 
 
 @pytest.fixture

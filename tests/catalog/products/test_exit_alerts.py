@@ -16,8 +16,8 @@ from catalog.analytics.series import ohlcv
 from catalog.models import Candle, Sku
 from catalog.products.risk import EXIT_TRAIL_ATR
 from catalog.track_record import desk_signal_publish
-from tests.marketdata import band, bars_write, candles_write, falling, market_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import band, bars_write, candles_write, falling, market_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,8 @@ from billing.models import Account
 from catalog.briefs import brief_compose
 from catalog.intel import intel_compute
 from catalog.models import EditorialPiece, Sku
-from tests.marketdata import brief_market_write, signals_market_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import brief_market_write, signals_market_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

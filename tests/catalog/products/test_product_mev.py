@@ -26,8 +26,8 @@ from catalog.products.gas import (
     split_slices,
 )
 from catalog.services import catalog_seed
-from tests.marketdata import candles_write, fee_history_write, market_write, mev_market_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import candles_write, fee_history_write, market_write, mev_market_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,8 @@ from billing.models import Account, LedgerEntry
 from catalog.models import EditorialPiece, NewsItem, Sku, TelemetryNode
 from catalog.products.registry import ProductSpec, product_get, products_built, specs_all
 from catalog.services import catalog_seed
-from tests.marketdata import (
+from tests.support.federation import federation_data
+from tests.support.marketdata import (
     brief_market_write,
     desks_market_write,
     digests_market_write,
@@ -32,8 +33,7 @@ from tests.marketdata import (
     tokenized_candles_write,
     tokenized_market_write,
 )
-from tests.test_federation import federation_data
-from tests.wallets import register_over_http
+from tests.support.wallets import register_over_http
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from billing.models import Account, LedgerEntry, Payment
 from catalog.models import Sku
 from catalog.products.registry import ProductCall, ProductSpec, TeaserSpec, registered, specs_all
 from catalog.services import catalog_seed
-from tests.wallets import register_over_http
+from tests.support.wallets import register_over_http
 
 PATH = "/api/a2a/x402/test/throwaway-probe"
 

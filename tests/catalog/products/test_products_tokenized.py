@@ -33,9 +33,9 @@ from catalog.products.tokenized import (
     premium_payload,
     session_desk_payload,
 )
-from tests.feeds.sample_server import sample_server
-from tests.marketdata import market_write, tokenized_market_write, tokenized_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import market_write, tokenized_market_write, tokenized_write
+from tests.support.replay_server import sample_server
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

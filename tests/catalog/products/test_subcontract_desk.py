@@ -16,7 +16,7 @@ from catalog.products.intel import SentimentParams
 from catalog.products.registry import ProductCall, product_get
 from catalog.products.risk import DecisionPackParams
 from catalog.products.signals import SignalsParams
-from tests.marketdata import (
+from tests.support.marketdata import (
     calendar_write,
     falling,
     falling_1m,
@@ -27,7 +27,7 @@ from tests.marketdata import (
     rising_1m,
     trend_market_write,
 )
-from tests.wallets import funded_buyer
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from django.utils import timezone
 from billing.models import Account
 from catalog.analytics.market_hours import reference_state
 from catalog.models import Candle, Sku
-from tests.marketdata import tokenized_candles_write, tokenized_market_write
-from tests.wallets import funded_buyer
+from tests.support.marketdata import tokenized_candles_write, tokenized_market_write
+from tests.support.wallets import funded_buyer
 
 pytestmark = pytest.mark.django_db
 
