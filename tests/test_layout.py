@@ -40,12 +40,21 @@ def imported(path: Path) -> set[str]:
     return names
 
 
+def enclosing_test_module(name: str) -> str | None:
+    """The test module a dotted name is in or under (`tests.billing.test_credits.funded`), if any."""
+    parts = name.split(".")
+    if parts[0] != "tests":
+        return None
+    at = next((i for i, part in enumerate(parts) if part.startswith("test_")), None)
+    return None if at is None else ".".join(parts[: at + 1])
+
+
 def test_no_module_of_the_suite_imports_a_test_module():
     offenders = {
-        f"{path.relative_to(TESTS.parent)} imports {name}"
+        f"{path.relative_to(TESTS.parent)} imports {found}"
         for path in modules()
         for name in imported(path)
-        if name.split(".")[0] == "tests" and any(part.startswith("test_") for part in name.split("."))
+        if (found := enclosing_test_module(name))
     }
     assert not offenders, "share it through tests/support/ instead:\n" + "\n".join(sorted(offenders))
 
