@@ -26,19 +26,19 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 # anvil (the local chain) and solc come from the npm registry, pinned in package.json and
 # package-lock.json. `npm ci` installs exactly the lock and never writes it (`npm install` would
 # rewrite the tracked lock); the lock holds anvil's binaries for every platform (optional
-# packages, one installed), so it is complete on any machine (tests/test_package_lock.py).
+# packages, one installed), so it is complete on any machine (tests/a2a_service/test_package_lock.py).
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Chromium for the admin's browser tests (tests/test_admin_browser.py), from the distribution's
+# Chromium for the admin's browser tests (tests/e2e/test_admin_browser.py), from the distribution's
 # packages (Playwright drives it; it never downloads a browser). Installed only when missing.
 CHROMIUM_PATH ?= /usr/bin/chromium
 export CHROMIUM_PATH
 $(CHROMIUM_PATH):
 	apt-get update -qq && apt-get install -y -qq chromium || (sudo apt-get update -qq && sudo apt-get install -y -qq chromium)
 
-# haproxy for the two-node test (tests/test_two_nodes.py: two web nodes behind a load balancer,
+# haproxy for the two-node test (tests/e2e/test_two_nodes.py: two web nodes behind a load balancer,
 # a2a_service/scripts/twonodes.py), from the distribution's packages. Installed only when missing.
 HAPROXY_PATH ?= /usr/sbin/haproxy
 export HAPROXY_PATH
@@ -46,7 +46,7 @@ $(HAPROXY_PATH):
 	apt-get update -qq && apt-get install -y -qq haproxy || (sudo apt-get update -qq && sudo apt-get install -y -qq haproxy)
 
 # promtool, from the distribution's `prometheus` package: the tests check the alert rules in
-# docs/operations/ and run their unit tests with it (tests/test_alert_rules.py). Installed only when missing.
+# docs/operations/ and run their unit tests with it (tests/a2a_service/core/test_alert_rules.py). Installed only when missing.
 PROMTOOL ?= /usr/bin/promtool
 export PROMTOOL
 $(PROMTOOL):

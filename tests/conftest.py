@@ -4,6 +4,15 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+# The shared fixtures (tests/support/): every test may take them by name.
+pytest_plugins = [
+    "tests.support.chain",
+    "tests.support.payments",
+    "tests.support.a2a_x402",
+    "tests.support.deposits",
+    "tests.support.receivers",
+]
+
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
@@ -60,17 +69,6 @@ def _no_request_context():
 @pytest.fixture
 def api() -> APIClient:
     return APIClient()
-
-
-@pytest.fixture
-def receiver(settings):
-    """A webhook receiver on loopback (tests/test_webhooks.py Receiver), allowed as a target."""
-    from tests.test_webhooks import Receiver
-
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
-    r = Receiver()
-    yield r
-    r.close()
 
 
 _DB_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback"}
@@ -152,113 +150,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres" in item.keywords and engine != "django.db.backends.postgresql":
             item.add_marker(skip)
-
-
-# --- the local chain and a live server for end-to-end payments -------------------------------
-@pytest.fixture(scope="session")
-def chain():
-    """anvil (npm @foundry-rs/anvil) with the USDC stand-in at the Base USDC address."""
-    from types import SimpleNamespace
-
-    from django.conf import settings
-
-    from billing.chain.localchain import anvil_start, free_port, rpc_wait, stack_install, usdc_contract
-
-    port = free_port()
-    proc = anvil_start(port=port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        w3 = rpc_wait(url)
-        stack_install(w3, usdc_address=settings.USDC_ADDRESS)
-        yield SimpleNamespace(url=url, w3=w3, token=usdc_contract(w3, settings.USDC_ADDRESS), proc=proc)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-@pytest.fixture
-def paid_stack(chain, live_server, settings, transactional_db):
-    """The service on a live server, its self-hosted facilitator settling on anvil."""
-    from types import SimpleNamespace
-
-    from billing.chain.localchain import FACILITATOR, dev_account
-    from catalog.services import catalog_seed
-
-    catalog_seed()  # transactional tests start from empty tables
-    settings.CHAIN_RPC_URL = chain.url
-    # The self-hosted facilitator settles in process (the default): a paid call never waits
-    # for a worker of its own server.
-    settings.FACILITATOR_URL = ""
-    settings.FACILITATOR_PRIVATE_KEY = "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x")
-    yield SimpleNamespace(url=live_server.url, chain=chain, treasury=settings.TREASURY_ADDRESS)
-    # The service's facilitator client keeps connections alive to the live server; close them
-    # so no server thread is left waiting on one when the live server stops.
-    from billing.x402.facilitator_client import _client, facilitator_client
-
-    facilitator_client().close()
-    _client.cache_clear()
-    import a2a_service.core.http
-
-    a2a_service.core.http._session.close()
-
-
-def stop_process(proc, *, grace: float = 20) -> None:
-    """Stop a process started in its own session (a Celery worker, a server): SIGTERM to its
-    group, then SIGKILL if it is still there after `grace` seconds. A worker that outlived its
-    test (a warm shutdown slower than the wait on a loaded machine) would consume the next
-    test's tasks."""
-    import os
-    import signal
-    import subprocess
-
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=grace)
-
-
-def start_celery_worker(queue: str, *, log_path=None, loglevel: str = "WARNING", **extra_env: str):
-    """A real Celery worker process (solo pool) on the test database, consuming one queue.
-    log_path: where its output goes (else nowhere)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from django.db import connection
-
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "a2a_service.settings.test",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        **extra_env,
-    }
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "a2a_service",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            loglevel,
-            "--without-gossip",
-            "--without-mingle",
-            "--queues",
-            queue,
-        ],
-        cwd=Path(__file__).resolve().parents[1],
-        env=env,
-        stdout=subprocess.DEVNULL if log_path is None else open(log_path, "ab"),
-        stderr=subprocess.DEVNULL if log_path is None else subprocess.STDOUT,
-        start_new_session=True,
-    )

@@ -1,7 +1,7 @@
 """Celery's broker transport with Redis: kombu's Redis transport, with the one fault that made a
 Redis restart stop a worker for good.
 
-What happened (kombu 5.7, celery 5.7; reproduced by tests/test_broker_restart.py): the worker
+What happened (kombu 5.7, celery 5.7; reproduced by tests/e2e/test_broker_restart.py): the worker
 loses the broker while a BRPOP is in flight and a task it received is still running (so its
 message is unacknowledged). Celery's consumer first calls `Connection.collect()`: closing the
 channel fails on the dead BRPOP socket (a connection error, ignored), and collect then closes the

@@ -31,7 +31,7 @@ class FreeGet:
     query: type[QueryModel] | None = None
     # The answer depends only on the shop's data (rows and settings), never on the clock, the
     # caller or live probes: its 200 answers are stored and served in front of Django
-    # (a2a_service/core/fastcache.py) until a write changes them. tests/test_free_fastpath.py checks
+    # (a2a_service/core/fastcache.py) until a write changes them. tests/a2a_service/core/test_free_fastpath.py checks
     # that none of them reads a table whose writes do not invalidate them.
     cacheable: bool = False
     metric: str = "hit"

@@ -1,7 +1,7 @@
 """Every Prometheus metric the service exports, and their exposition.
 
 The table below is the one list of names: docs/operations/ (dashboard, alert rules) refer to
-these, and tests/test_metrics.py checks that each name they use is in a scrape.
+these, and tests/a2a_service/core/test_metrics.py checks that each name they use is in a scrape.
 
 Several processes per node (granian's workers, Celery's pool): with PROMETHEUS_MULTIPROC_DIR
 set in the environment before a process starts, prometheus_client writes each process's

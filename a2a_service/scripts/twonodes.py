@@ -20,7 +20,7 @@ instead, and exits 1 if any check fails:
 - a client taken past its rate limit on one node is refused by the other from its first request.
 
 A deposit credited once and a webhook delivered once under two beats need a chain: they are
-shown by tests/test_two_nodes.py on a local chain. docs/deployment/topology.md describes the
+shown by tests/e2e/test_two_nodes.py on a local chain. docs/deployment/topology.md describes the
 production topology this imitates."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 # anvil's development accounts (mnemonic "test test ... junk", billing/chain/localchain.py),
 # index -> (address, private key). Published in every Foundry tutorial: anyone can spend from
-# them, so none may hold or receive production money. tests/test_settings.py checks this table
+# them, so none may hold or receive production money. tests/a2a_service/settings/test_settings.py checks this table
 # against the derivation, so it cannot drift from localchain.py.
 ANVIL_DEV_ACCOUNTS: dict[int, tuple[str, str]] = {
     0: (

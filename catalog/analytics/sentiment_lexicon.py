@@ -16,7 +16,7 @@ some market vocabulary ("interest" in open interest, "shares", "credit" in priva
    VADER's rules for its neighbours: "no ETF approval" is negated, "huge rally" boosted.
 
 Valences are our editorial judgement of how a trader reads the term in a headline; the
-tests (tests/test_sentiment.py) pin the direction each class of term moves a score."""
+tests (tests/catalog/analytics/test_sentiment.py) pin the direction each class of term moves a score."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 service's address when a pack is served; everything else is literal Markdown.
 
 Every fenced code block is an example that runs as is against the service
-(tests/test_framework_packs.py executes each one against a live server): what is the
+(tests/catalog/test_framework_packs.py executes each one against a live server): what is the
 caller's own comes from environment variables the examples name."""
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
     script = (
         "import secrets\n"
         "from billing.credits import credit_add\n"
-        "from tests.wallets import register_wallet  # signs the ownership challenge\n"
+        "from tests.support.wallets import register_wallet  # signs the ownership challenge\n"
         "keys = []\n"
         f"for _ in range({agents}):\n"
         "    reg = register_wallet()\n"

@@ -63,7 +63,7 @@ def webhook_scenario(env: dict[str, str], events: int = 300, paced: int = 30) ->
         "import json, secrets\n"
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
-        "from tests.wallets import register_wallet  # signs the ownership challenge\n"
+        "from tests.support.wallets import register_wallet  # signs the ownership challenge\n"
         "from webhooks.models import PushEntitlement\n"
         "from webhooks.services import event_publish, subscription_create\n"
         "reg = register_wallet()\n"
