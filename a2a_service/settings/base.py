@@ -1,5 +1,5 @@
 """Settings shared by every environment. Everything that differs between machines
-comes from the environment (12-factor); see README "Configuration".
+comes from the environment (12-factor); every setting is a row of docs/configuration.md.
 
 This module holds Django itself (apps, middleware, database, cache, CORS, DRF, the OpenAPI
 schema) and Celery (its broker and beat's schedule, one table below); each area's settings live

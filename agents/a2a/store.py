@@ -1,6 +1,6 @@
 """Writes and reads of stored A2A tasks (agents.models.A2aTask).
 
-What one task stores is bounded (README, Security): a message's JSON is at most
+What one task stores is bounded (docs/security.md): a message's JSON is at most
 A2A_MESSAGE_MAX_BYTES, and a task's history at most A2A_TASK_MAX_MESSAGES messages and
 A2A_TASK_MAX_BYTES. agents/a2a/flows.py refuses a message that would not fit before anything is
 paid or stored (a2a_task_has_room); a2a_task_save keeps the bounds whatever writes."""

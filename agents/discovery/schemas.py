@@ -408,7 +408,7 @@ class AgentsCatalogOut(Out):
 class AgentStatusOut(Out):
     slug: str
     name: str
-    status: AgentState = Field(description="measured: see the README's agent status rules")
+    status: AgentState = Field(description="measured: see docs/protocols.md, agent status")
     reason: str
     skus_live: int
     chat: str

@@ -21,7 +21,7 @@ WORKERS = os.environ.get("BENCH_WORKERS", "2")
 DURATION = os.environ.get("BENCH_SECONDS", "5")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 CONNECTIONS = os.environ.get("BENCH_CONNECTIONS", "32")
-# granian's threads per worker process for WSGI. One, as in production (README): measured
+# granian's threads per worker process for WSGI. One, as in production (docs/performance.md): measured
 # here, a second thread per process lowered both the challenge and the credit call (GIL).
 THREADS = os.environ.get("BENCH_THREADS", "1")
 

@@ -197,7 +197,7 @@ class Redis:
 
 # --- the service's processes ---------------------------------------------------------------------
 def service_commands(port: int, web_workers: int, web_threads: int, run_dir: Path) -> dict[str, list[str]]:
-    """As a2a_service/scripts/devstack.py starts them (and the README's production topology)."""
+    """As a2a_service/scripts/devstack.py starts them (and docs/deployment/topology.md)."""
     celery = [str(BIN / "celery"), "-A", "a2a_service"]
     return {
         "web": [
