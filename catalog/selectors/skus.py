@@ -7,17 +7,13 @@ from django.db.models import QuerySet
 
 from a2a_service.core.money import usdc_from_atomic
 from a2a_service.core.payment_routes import route_available
-from catalog.models import (
-    Sku,
-)
+from catalog.models import Sku
 from catalog.products.registry import products_built
 from catalog.selectors import schemas as s
 
 # Statuses a listing shows besides the row's own live_x402/disabled: the SKU is switched on
 # but its product is not built yet, or the x402 route that would take the payment is down.
 SKU_COMING_SOON = "coming_soon"
-
-
 SKU_UNAVAILABLE = "unavailable"
 
 
