@@ -38,9 +38,9 @@ def payment_brought(brought: Brought, accepts: tuple[str, ...]) -> str | None:
 
 
 def payment_choose(*, brought: Brought, sale: Sale) -> Chosen | Refused:
-    """The rail that pays this sale, or why not: a scheme whose material does not pay (a refused
-    proof, an unknown key), or nothing brought: the x402 challenge; in both cases 503 instead
-    when the product has nothing to deliver (nobody signs or tops up for nothing)."""
+    """The rail that pays this sale, or why not: material that does not pay (a refused proof, an
+    unknown key), or nothing brought (the x402 challenge). A refused proof, and nothing brought,
+    are 503 instead when the product has nothing to deliver (nobody signs for nothing)."""
     scheme = payment_brought(brought, sale.accepts)
     if scheme is not None:
         try:
