@@ -108,12 +108,15 @@ def pytest_runtest_teardown(item, nextitem):
         return
     import psycopg
 
+    from tests.support import LEAK_PROBE_NAME
+
     db = connection.settings_dict
 
     def count() -> int:
         if not _LEAK_PROBE or _LEAK_PROBE[0][0] != db["NAME"] or _LEAK_PROBE[0][1].closed:
             raw = psycopg.connect(
-                host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=True
+                host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=True,
+                application_name=LEAK_PROBE_NAME,
             )
             _LEAK_PROBE[:] = [(db["NAME"], raw)]
         return int(_LEAK_PROBE[0][1].execute("SELECT count(*) FROM billing_account").fetchone()[0])

@@ -20,6 +20,7 @@ from django.utils import timezone
 from billing.models import Account, LedgerEntry, Payment
 from billing.services import payment_claim
 from catalog.models import EditorialPiece, Sku
+from tests.support import LEAK_PROBE_NAME
 from tests.support.granian_server import granian
 from tests.support.payments import BRIEF, balances, challenge, funded, paying_session, signed_header
 
@@ -43,7 +44,8 @@ def server_backends() -> list[int]:
     with connection.cursor() as cur:
         cur.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-            "AND backend_type = 'client backend'"
+            "AND backend_type = 'client backend' AND application_name <> %s",
+            [LEAK_PROBE_NAME],  # the suite's own probe is not the server's
         )
         return [row[0] for row in cur.fetchall()]
 

@@ -10,3 +10,7 @@ from pathlib import Path
 
 # The repository's root (manage.py, catalog/feeds/samples/, docs/), wherever a test module sits.
 ROOT = Path(__file__).resolve().parents[2]
+
+# The root conftest's leak probe connects under this name; tests that count or end the test
+# database's backends leave it out.
+LEAK_PROBE_NAME = "a2a-test-leak-probe"
