@@ -100,7 +100,7 @@ EXCHANGE_CANDLE_LIMITS = env.dict("EXCHANGE_CANDLE_LIMITS", default={"1m": "300"
 # some values (binance 5/10/20/50/100/...; okx up to 400; bybit spot up to 200).
 EXCHANGE_BOOK_DEPTH = env.int("EXCHANGE_BOOK_DEPTH", default=20)
 # Trading fees as fractions ("binance=0.001,okx=0.0008"): override a venue's public base-tier
-# rate from ccxt's static exchange description (catalog/analytics/execution.py).
+# rate from ccxt's static exchange description (catalog/analytics/execution/fees.py).
 # (A malformed rate fails at start-up rather than pricing with a wrong fee.)
 EXCHANGE_TAKER_FEES = {k.strip(): float(v) for k, v in env.dict("EXCHANGE_TAKER_FEES", default={}).items()}
 EXCHANGE_MAKER_FEES = {k.strip(): float(v) for k, v in env.dict("EXCHANGE_MAKER_FEES", default={}).items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .environment import env
 
-# --- signals, regime, track record (catalog/analytics/signals.py, catalog/intel.py) ------------
+# --- signals, regime, track record (catalog/analytics/signals.py, catalog/editorial/intel.py) ------------
 # Stop and target of a signal, in ATRs of its 1h bars from the entry; how many 1h bars it holds.
 SIGNAL_STOP_ATR = env.float("SIGNAL_STOP_ATR", default=1.5)
 SIGNAL_TARGET_ATR = env.float("SIGNAL_TARGET_ATR", default=3.0)
@@ -19,7 +19,7 @@ DESK_KILL_DRAWDOWN_PCT = env.float("DESK_KILL_DRAWDOWN_PCT", default=15.0)
 # /api/mcp/strategies lists a desk as live once it closed this many signals in 30 days with a
 # positive expectancy (and is not killed); scout before that.
 DESK_LIVE_MIN_SIGNALS = env.int("DESK_LIVE_MIN_SIGNALS", default=10)
-# The analytics pass (catalog/intel.py: regime, signals closed and published, intel snapshot).
+# The analytics pass (catalog/editorial/intel.py: regime, signals closed and published, intel snapshot).
 INTEL_COMPUTE_SECONDS = env.float("INTEL_COMPUTE_SECONDS", default=300.0)
 # intel/latest refuses (503, uncharged) a newest snapshot older than this.
 INTEL_MAX_AGE_SECONDS = env.int("INTEL_MAX_AGE_SECONDS", default=1800)
@@ -48,7 +48,7 @@ SCALP_MAX_SPREAD_SHARE = env.float("SCALP_MAX_SPREAD_SHARE", default=0.25)
 # closed within this many hours before or after a high-impact calendar event.
 MACRO_GATE_HOURS = env.float("MACRO_GATE_HOURS", default=4.0)
 
-# --- morning brief (catalog/briefs.py): composed by beat every day at this UTC hour, published
+# --- morning brief (catalog/editorial/briefs.py): composed by beat every day at this UTC hour, published
 # after the delay (staff's time to review or replace it in the admin; 0: at once).
 MORNING_BRIEF_HOUR_UTC = env.int("MORNING_BRIEF_HOUR_UTC", default=6)
 MORNING_BRIEF_PUBLISH_DELAY_MINUTES = env.float("MORNING_BRIEF_PUBLISH_DELAY_MINUTES", default=0.0)

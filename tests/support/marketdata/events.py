@@ -12,7 +12,7 @@ from django.utils import timezone
 from catalog.models import EditorialPiece, FeedState, IntelSnapshot, NewsItem
 from tests.support.marketdata.markets import calendar_write, candles_write, news_write, rising
 
-# --- calendar, macro gate and the morning brief (catalog/analytics/macro.py, catalog/briefs.py) ---
+# --- calendar, macro gate and the morning brief (catalog/analytics/macro.py, catalog/editorial/briefs.py) ---
 
 
 def brief_market_write() -> dict:

@@ -1,5 +1,5 @@
 """Generated markets for the signals, the regimes and the desks' track record
-(catalog/analytics/signals.py, catalog/intel.py): trends and ranges on the 1h and 1m
+(catalog/analytics/signals.py, catalog/editorial/intel.py): trends and ranges on the 1h and 1m
 timeframes, bars still open, the token markets of the tokenized products."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from catalog.analytics.series import timeframe_delta
 from catalog.models import Candle
 from tests.support.marketdata.markets import Shape, band, candles_write, falling, market_write, plunge, rising
 
-# --- signals and regimes (catalog/analytics/signals.py, catalog/intel.py) -----------------------
+# --- signals and regimes (catalog/analytics/signals.py, catalog/editorial/intel.py) -----------------------
 
 
 def rising_1m(start: float = 100.0) -> Shape:
