@@ -5,9 +5,12 @@ so a new rail or scheme is one registration and no surface changes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from x402.http.constants import PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER
+from x402.schemas import PaymentPayload
+from x402.schemas.v1 import PaymentPayloadV1
 
 from a2a_service.core.errors import RequestValidationError, Unauthorized
 from billing.credits import api_key_account
@@ -64,6 +67,21 @@ def key_brought(brought: Brought) -> bool:
     return bool(brought.header(API_KEY).strip())
 
 
+# An x402 version 2 proof's `accepted.scheme` -> the rail that checks and pays it. `exact` is
+# billing/rails/x402.py's; batch-settlement and upto register theirs. Version 1 proofs are
+# `exact` only (the other schemes are version 2).
+X402Rail = Callable[[PaymentPayload, Sale], Rail]
+X402_RAILS: dict[str, X402Rail] = {}
+
+
+def x402_rail_register(scheme: str, rail: X402Rail) -> None:
+    X402_RAILS[scheme] = rail
+
+
+def _exact_rail(payload: PaymentPayload | PaymentPayloadV1, sale: Sale) -> Rail:
+    return x402_payment(payload=payload, offer=sale.offer, resource_url=sale.resource_url)
+
+
 class X402Scheme:
     name = "x402"
 
@@ -78,7 +96,12 @@ class X402Scheme:
     def rail(self, brought: Brought, sale: Sale) -> Rail:
         raw = self._raw(brought)
         payload = proof_decode(str(raw)) if brought.proof_in == "headers" else proof_decode_object(raw)
-        return x402_payment(payload=payload, offer=sale.offer, resource_url=sale.resource_url)
+        if isinstance(payload, PaymentPayload):
+            rail = X402_RAILS.get(payload.accepted.scheme)
+            if rail is not None:
+                return rail(payload, sale)
+        # exact, and any scheme not offered (proof_check refuses it with the scheme's reason)
+        return _exact_rail(payload, sale)
 
 
 class CreditScheme:

@@ -1,9 +1,16 @@
 """What to pay: the x402 requirements of a SKU at its current price, in version 2 (the
-PAYMENT-REQUIRED header) and version 1 (the JSON body) form."""
+PAYMENT-REQUIRED header) and version 1 (the JSON body) form.
+
+Two tables grow the version 2 challenge without touching this module: `accepts_register`
+adds a payment scheme's requirements next to `exact` (batch-settlement, upto), and
+`extension_register` adds an x402 extension's declaration (bazaar, sign-in-with-x,
+payment-identifier). Each builder sees the `ChallengeContext` and may answer None (not
+offered for this SKU). Version 1 stays `exact` only: the other schemes are version 2."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -17,30 +24,83 @@ MIME_JSON = "application/json"
 
 
 @dataclass(frozen=True)
+class ChallengeContext:
+    """What a scheme's or an extension's builder knows about the call being priced."""
+
+    sku: str
+    description: str
+    price_atomic: int
+    resource_url: str
+    exact: PaymentRequirements  # the `exact` requirements: network, asset, payTo, timeout to copy
+
+
+AcceptBuilder = Callable[[ChallengeContext], PaymentRequirements | None]
+ExtensionBuilder = Callable[[ChallengeContext], dict[str, Any] | None]
+# scheme name -> its requirements builder, in the order offered after `exact`.
+ACCEPTS: dict[str, AcceptBuilder] = {}
+# extension key (the x402 `extensions` member) -> its declaration builder.
+EXTENSIONS: dict[str, ExtensionBuilder] = {}
+
+
+def accepts_register(scheme: str, builder: AcceptBuilder) -> None:
+    ACCEPTS[scheme] = builder
+
+
+def extension_register(name: str, builder: ExtensionBuilder) -> None:
+    EXTENSIONS[name] = builder
+
+
+@dataclass(frozen=True)
 class Challenge:
     sku: str
     price_atomic: int
     resource: ResourceInfo
-    v2: PaymentRequirements
+    v2: PaymentRequirements  # the `exact` requirements (what v2 `exact` proofs are checked against)
     v1: PaymentRequirementsV1
+    # Every version 2 scheme offered, `exact` first; and the extensions declared.
+    accepts: tuple[PaymentRequirements, ...] = ()
+    extensions: dict[str, Any] = field(default_factory=dict)
+
+    def offered(self, scheme: str) -> PaymentRequirements | None:
+        """The requirements offered for this scheme, if it is offered."""
+        for requirements in self.accepts or (self.v2,):
+            if requirements.scheme == scheme:
+                return requirements
+        return None
 
 
 def challenge_build(*, sku: str, description: str, price_atomic: int, resource_url: str) -> Challenge:
     extra = {"name": settings.USDC_EIP712_NAME, "version": settings.USDC_EIP712_VERSION}
     amount = str(price_atomic)
+    exact = PaymentRequirements(
+        scheme="exact",
+        network=settings.X402_NETWORK,
+        asset=settings.USDC_ADDRESS,
+        amount=amount,
+        pay_to=settings.TREASURY_ADDRESS,
+        max_timeout_seconds=settings.X402_MAX_TIMEOUT_SECONDS,
+        extra=extra,
+    )
+    context = ChallengeContext(
+        sku=sku, description=description, price_atomic=price_atomic, resource_url=resource_url, exact=exact
+    )
+    accepts = [exact]
+    for builder in ACCEPTS.values():
+        offered = builder(context)
+        if offered is not None:
+            accepts.append(offered)
+    extensions: dict[str, Any] = {}
+    for name, declare in EXTENSIONS.items():
+        declaration = declare(context)
+        if declaration is not None:
+            extensions[name] = declaration
     return Challenge(
         sku=sku,
         price_atomic=price_atomic,
         resource=ResourceInfo(url=resource_url, description=description, mime_type=MIME_JSON),
-        v2=PaymentRequirements(
-            scheme="exact",
-            network=settings.X402_NETWORK,
-            asset=settings.USDC_ADDRESS,
-            amount=amount,
-            pay_to=settings.TREASURY_ADDRESS,
-            max_timeout_seconds=settings.X402_MAX_TIMEOUT_SECONDS,
-            extra=extra,
-        ),
+        v2=exact,
+        accepts=tuple(accepts),
+        extensions=extensions,
         v1=PaymentRequirementsV1(
             scheme="exact",
             network=settings.X402_NETWORK_V1_NAME,
@@ -59,7 +119,13 @@ def challenge_build(*, sku: str, description: str, price_atomic: int, resource_u
 def challenge_required(challenge: Challenge, error: str) -> PaymentRequired:
     """The x402 version 2 PaymentRequired: the REST 402's PAYMENT-REQUIRED header, and what the
     protocols without headers carry in their metadata (MCP tool error, A2A task status)."""
-    return PaymentRequired(x402_version=2, error=error, resource=challenge.resource, accepts=[challenge.v2])
+    return PaymentRequired(
+        x402_version=2,
+        error=error,
+        resource=challenge.resource,
+        accepts=list(challenge.accepts or (challenge.v2,)),
+        extensions=challenge.extensions or None,
+    )
 
 
 def challenge_required_json(challenge: Challenge, error: str) -> dict[str, Any]:
