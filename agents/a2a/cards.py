@@ -14,6 +14,7 @@ from agents.a2a.extension import X402_EXTENSION_DESCRIPTION, X402_EXTENSION_URI
 from agents.a2a.proto import from_json
 from agents.a2a.skills import skills_all
 from agents.discovery.identity import POSITIONING, SERVICE_NAME, SERVICE_VERSION
+from billing.x402.challenge import x402_extensions, x402_schemes
 from catalog.selectors.payment import absolute
 
 HUB_PATH = "/api/a2a/agenthub"
@@ -46,7 +47,12 @@ def agent_card_v1(base: str) -> s.AgentCardV1Out:
             extensions=[
                 # Not required: free skills, and paid ones paid by X-API-Key, need no x402.
                 s.AgentExtensionV1(
-                    uri=X402_EXTENSION_URI, description=X402_EXTENSION_DESCRIPTION, required=False
+                    uri=X402_EXTENSION_URI,
+                    description=X402_EXTENSION_DESCRIPTION,
+                    required=False,
+                    # The x402 schemes and extensions a payment-required task may offer, as
+                    # /.well-known/x402 lists them per resource.
+                    params={"x402Version": 2, "schemes": x402_schemes(), "extensions": x402_extensions()},
                 )
             ],
         ),

@@ -30,6 +30,7 @@ class AgentExtensionV1(Out):
     uri: str
     description: str
     required: bool
+    params: dict[str, Any] | None = None
 
 
 class AgentCapabilitiesV1(Out):

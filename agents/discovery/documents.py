@@ -20,6 +20,7 @@ from billing import schemas as bs
 from billing.models import BillingSettings
 from billing.selectors.credits import credit_bundle, credit_onboarding
 from billing.selectors.sales import sales_by_sku, sales_window
+from billing.x402.challenge import challenge_build, x402_extensions, x402_schemes
 from catalog.models import (
     AgentFrameworkPack,
     CatalogAgent,
@@ -107,6 +108,18 @@ def output_schema(sku: str) -> dict[str, Any] | None:
     return product.output.model_json_schema() if product and product.output else None
 
 
+def _x402_offer(x: Sku, base: str) -> dict[str, Any]:
+    """What this resource's 402 offers: its version 2 requirements and its extensions' names
+    (the declarations themselves are in the 402: a sign-in challenge is not for a document)."""
+    challenge = challenge_build(
+        sku=x.sku, description=x.headline, price_atomic=x.price_atomic, resource_url=absolute(base, x.path)
+    )
+    return {
+        "accepts": [r.model_dump(by_alias=True, exclude_none=True, mode="json") for r in challenge.accepts],
+        "extensions": sorted(challenge.extensions),
+    }
+
+
 def well_known_x402(base: str) -> s.WellKnownX402Out:
     resources = [
         s.WellKnownResourceOut(
@@ -123,6 +136,7 @@ def well_known_x402(base: str) -> s.WellKnownX402Out:
             payTo=settings.TREASURY_ADDRESS,
             status="available" if sku_available(x) else "unavailable",
             outputSchema=output_schema(x.sku),
+            **_x402_offer(x, base),
         )
         for x in live_skus()
     ]
@@ -133,6 +147,8 @@ def well_known_x402(base: str) -> s.WellKnownX402Out:
         asset=settings.USDC_ADDRESS,
         payTo=settings.TREASURY_ADDRESS,
         payment_headers={"v2": "PAYMENT-SIGNATURE", "v1": "X-PAYMENT", "challenge": "PAYMENT-REQUIRED"},
+        schemes=x402_schemes(),
+        extensions=x402_extensions(),
         resources=resources,
     )
 

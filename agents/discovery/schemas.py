@@ -94,6 +94,13 @@ class WellKnownResourceOut(Out):
     outputSchema: dict[str, Any] | None = Field(
         None, description="JSON schema of the 200 answer (the product's output model)"
     )
+    accepts: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="every x402 version 2 payment requirement this resource's 402 offers (exact first)",
+    )
+    extensions: list[str] = Field(
+        default_factory=list, description="the x402 extensions this resource's 402 declares"
+    )
 
 
 class WellKnownX402Out(Out):
@@ -103,6 +110,8 @@ class WellKnownX402Out(Out):
     asset: str
     payTo: str
     payment_headers: dict[str, str]
+    schemes: list[str] = Field(default_factory=list, description="the x402 schemes offered (per resource: accepts)")
+    extensions: list[str] = Field(default_factory=list, description="the x402 extensions a 402 may declare")
     resources: list[WellKnownResourceOut]
 
 

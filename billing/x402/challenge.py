@@ -50,6 +50,16 @@ def extension_register(name: str, builder: ExtensionBuilder) -> None:
     EXTENSIONS[name] = builder
 
 
+def x402_schemes() -> list[str]:
+    """Every x402 scheme this service can offer (a given SKU's 402 may offer fewer)."""
+    return ["exact", *ACCEPTS]
+
+
+def x402_extensions() -> list[str]:
+    """Every x402 extension a 402 of this service may declare."""
+    return list(EXTENSIONS)
+
+
 @dataclass(frozen=True)
 class Challenge:
     sku: str
