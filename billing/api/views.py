@@ -26,6 +26,7 @@ from billing.paid_call import Offer, paid_offer
 from billing.rails.base import NothingToDeliver, product_available
 from billing.schemas import WhaleTokenPaysNothingOut
 from billing.whale import TOKEN_HEADER as WHALE_TOKEN_HEADER
+from billing.x402.challenge import x402_extensions, x402_schemes
 from billing.x402.fastpath import challenge_store
 from catalog.products.registry import ProductFailed, RunFn, product_get
 from catalog.selectors import schemas as s
@@ -153,7 +154,8 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
         "(PAYMENT-REQUIRED header, x402 v2; JSON body, x402 v1). Retry with PAYMENT-SIGNATURE or X-PAYMENT "
         f"(at most {settings.PAYMENT_HEADER_MAX_BYTES} bytes; a longer or malformed header is refused as 402 "
         "invalid_payload). HEAD is not answered (405): nothing is paid or charged for a response without "
-        "a body.",
+        f"a body. x402 schemes a 402 may offer (version 2): {', '.join(x402_schemes())}; extensions it may "
+        f"declare: {', '.join(x402_extensions()) or 'none'} (per resource: /.well-known/x402).",
         parameters=[
             *(query_parameters(params) if params else []),
             OpenApiParameter(

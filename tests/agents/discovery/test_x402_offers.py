@@ -42,3 +42,18 @@ def test_the_agent_card_names_the_x402_schemes_and_extensions(api):
     [x402] = [e for e in card["capabilities"]["extensions"] if "a2a-x402" in e["uri"]]
     assert x402["params"] == {"x402Version": 2, "schemes": x402_schemes(), "extensions": x402_extensions()}
     assert x402["required"] is False
+
+
+def test_the_openapi_document_names_them_on_every_x402_path(api):
+    document = api.get("/api/a2a/openapi.json").json()
+    operations = [
+        op
+        for path, item in document["paths"].items()
+        if path.startswith("/api/a2a/x402/")
+        for op in item.values()
+        if isinstance(op, dict) and op.get("operationId", "").startswith("x402_")
+    ]
+    assert operations
+    for operation in operations:
+        for name in (*x402_schemes(), *x402_extensions()):
+            assert name in operation["description"], (operation["operationId"], name)
