@@ -12,6 +12,7 @@ import time
 from a2a_service.scripts.bench.free import free_news_scenario, scenario
 from a2a_service.scripts.bench.paid import x402_scenario
 from a2a_service.scripts.bench.servers import bench_env, free_port, prepare, stop
+from a2a_service.scripts.bench.targets import ratios_report
 from a2a_service.scripts.bench.webhooks import webhook_scenario
 
 
@@ -68,7 +69,7 @@ def run_scenarios(env: dict[str, str]) -> int:
         webhook_scenario(env)
     if only in ("", "server"):
         scenario("web server", "/api/a2a/agents/news/status", ["granian", "gunicorn"], env)
-    return 0
+    return ratios_report()
 
 
 def main() -> int:

@@ -23,6 +23,7 @@ from a2a_service.scripts.bench.servers import (
     stop,
     wait_ready,
 )
+from a2a_service.scripts.bench.targets import ratio_record
 
 
 def x402_scenario(env: dict[str, str]) -> None:
@@ -77,7 +78,7 @@ def x402_scenario(env: dict[str, str]) -> None:
             f"median of {ROUNDS} alternating rounds; non-2xx = the 402s)",
         )
         ratio = med["granian (ours)"]["rps"] / med["x402-fastapi"]["rps"]
-        print(f"ratio ours/reference req/s: {ratio:.2f}x  (target >= 1.5x)")
+        ratio_record("unpaid 402 challenge, ours / x402 reference req/s", ratio, target=1.5)
         credit_scenario(ours_url, env, med["x402-fastapi"]["rps"])
         paid_latency(ours_url, env)
     finally:
@@ -142,8 +143,9 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
         f"median of {ROUNDS} rounds, database: {database})",
     )
     for kind in runs:
-        ratio = med[kind]["rps"] / reference_rps
-        print(f"ratio credit call ({kind}) / reference 402 challenge req/s: {ratio:.2f}x  (target >= 0.5x)")
+        ratio_record(
+            f"credit call ({kind}) / reference 402 challenge req/s", med[kind]["rps"] / reference_rps, target=0.5
+        )
     debits = ledger_debits(env) - rows_before
     served = int(sum(r["requests"] - r["non2xx"] for r in everything))
     audit = manage_shell("from billing.credits import ledger_audit\nprint(len(ledger_audit()))", env)
