@@ -1,0 +1,176 @@
+"""Metered calls paid with `upto` (issue 26, item 2): the SDK's unmodified upto client authorizes
+the product's price as a maximum (Permit2, through x402UptoPermit2Proxy, bound to our
+facilitator), the service runs the product and settles what it used, on anvil and PostgreSQL.
+
+The metered product is the tech regulatory digest (ProductSpec.metered: a share of its price
+per item delivered of `limit`); some tests swap its meter to say 0, or more than authorized."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import requests
+from x402.http.utils import decode_payment_response_header
+from x402.mechanisms.evm.constants import ERR_UPTO_SETTLEMENT_EXCEEDS_AMOUNT
+
+from billing.chain.localchain import FACILITATOR, dev_account
+from billing.credits import ledger_audit
+from billing.facilitator.service import hosted_settle
+from billing.models import Payment
+from billing.x402.proof import PROOF_ALREADY_USED
+from catalog.models import Sku
+from catalog.products import registry
+from tests.support.marketdata import digests_market_write
+from tests.support.upto import UptoPayer, required_of, upto_payer
+
+DIGEST = "/api/a2a/x402/intel/tech-regulatory-digest"
+SKU = "tech_regulatory_digest"
+LIMIT = 10
+
+
+@pytest.fixture
+def metered(paid_stack) -> str:
+    """The digest's URL with news to deliver (fewer items than `limit`)."""
+    digests_market_write()
+    return f"{paid_stack.url}{DIGEST}?limit={LIMIT}"
+
+
+@pytest.fixture
+def payer(paid_stack) -> UptoPayer:
+    return upto_payer(paid_stack.chain)
+
+
+def meter_swap(monkeypatch, meter) -> None:
+    spec = registry.product_get(SKU)
+    assert spec is not None and spec.metered is not None
+    monkeypatch.setitem(registry._SPECS, SKU, dataclasses.replace(spec, metered=meter))
+
+
+def test_a_metered_402_offers_upto_next_to_exact_and_a_plain_one_does_not(paid_stack, metered, brief):
+    required = required_of(requests.get(metered, timeout=30))
+    exact, upto = required.accepts
+    price = Sku.objects.get(sku=SKU).price_atomic
+    assert (exact.scheme, exact.amount) == ("exact", str(price))
+    assert (upto.scheme, upto.amount, upto.pay_to, upto.asset) == ("upto", str(price), exact.pay_to, exact.asset)
+    assert upto.extra == {
+        "name": "USD Coin",
+        "version": "2",
+        "assetTransferMethod": "permit2",
+        "facilitatorAddress": dev_account(FACILITATOR).address,
+    }
+    supported = requests.get(paid_stack.url + "/api/a2a/facilitator/supported", timeout=30).json()
+    [kind] = [k for k in supported["kinds"] if k["scheme"] == "upto"]
+    assert kind["extra"] == {"facilitatorAddress": dev_account(FACILITATOR).address}
+    plain = required_of(requests.get(paid_stack.url + "/api/a2a/x402/morning-brief", timeout=30))
+    assert [a.scheme for a in plain.accepts] == ["exact"]
+
+
+def test_an_upto_call_settles_what_it_used_and_a_replay_is_refused(paid_stack, metered, payer):
+    price = Sku.objects.get(sku=SKU).price_atomic
+    payload = payer.authorize(required_of(requests.get(metered, timeout=30)))
+    payer_before, treasury_before = payer.balance(), payer.balance(paid_stack.treasury)
+    resp = requests.get(metered, headers=payer.header(payload), timeout=60)
+    assert resp.status_code == 200, resp.text
+    delivered = len(resp.json()["items"])
+    assert 0 < delivered < LIMIT
+    used = math.ceil(price * delivered / LIMIT)
+    settled = decode_payment_response_header(resp.headers["PAYMENT-RESPONSE"])
+    assert settled.success and settled.amount == str(used) and settled.transaction.startswith("0x")
+    assert paid_stack.chain.w3.eth.get_transaction_receipt(settled.transaction)["status"] == 1
+    # Less than authorized, exactly what was used, on chain.
+    assert used < price
+    assert payer_before - payer.balance() == used
+    assert payer.balance(paid_stack.treasury) - treasury_before == used
+    payment = Payment.objects.get()
+    assert (payment.scheme, payment.state, payment.amount_atomic, payment.tx_hash) == (
+        "upto",
+        Payment.State.SETTLED,
+        used,
+        settled.transaction,
+    )
+    assert payment.payer == payer.address.lower() and payment.delivered_at is not None
+    # The sale as any other: storefront sales and revenue of the amount settled.
+    store = requests.get(paid_stack.url + "/api/a2a/discovery/storefront", timeout=30).json()
+    [sku] = [s for s in store["storefront_skus"] if s["sku"] == SKU]
+    assert sku["sales_30d"] == 1 and sku["revenue_30d_usdc"] == used / 10**6
+
+    again = requests.get(metered, headers=payer.header(payload), timeout=60)
+    assert again.status_code == 402
+    assert required_of(again).error == PROOF_ALREADY_USED
+    assert payer_before - payer.balance() == used and Payment.objects.count() == 1
+    assert ledger_audit() == []
+
+
+def test_a_call_that_used_nothing_settles_nothing_on_chain(paid_stack, metered, payer, monkeypatch):
+    meter_swap(monkeypatch, lambda call, content, authorized: 0)
+    session = payer.session()
+    block, before = paid_stack.chain.w3.eth.block_number, payer.balance()
+    resp = session.get(metered, timeout=60)
+    assert resp.status_code == 200, resp.text
+    settled = decode_payment_response_header(resp.headers["PAYMENT-RESPONSE"])
+    assert settled.success and settled.transaction == "" and settled.amount == "0"
+    assert paid_stack.chain.w3.eth.block_number == block and payer.balance() == before
+    payment = Payment.objects.get()
+    assert (payment.scheme, payment.state, payment.amount_atomic, payment.tx_hash) == (
+        "upto",
+        Payment.State.SETTLED,
+        0,
+        "",
+    )
+    assert ledger_audit() == []
+
+
+def test_more_than_authorized_is_never_settled(paid_stack, metered, payer, monkeypatch):
+    price = Sku.objects.get(sku=SKU).price_atomic
+    meter_swap(monkeypatch, lambda call, content, authorized: authorized * 3)
+    before = payer.balance()
+    resp = payer.session().get(metered, timeout=60)
+    assert resp.status_code == 200, resp.text
+    assert decode_payment_response_header(resp.headers["PAYMENT-RESPONSE"]).amount == str(price)
+    assert before - payer.balance() == price  # the maximum, not three times it
+    # Asked directly, our facilitator refuses to settle more than the authorization allows.
+    payload = payer.authorize(required_of(requests.get(metered, timeout=30)))
+    over = payload.accepted.model_copy(update={"amount": str(price + 1)})
+    refused = hosted_settle(payload, over)
+    assert not refused.success and refused.error_reason == ERR_UPTO_SETTLEMENT_EXCEEDS_AMOUNT
+    assert before - payer.balance() == price and Payment.objects.count() == 1
+
+
+def test_a_failed_product_charges_nothing(paid_stack, metered, payer, monkeypatch):
+    spec = registry.product_get(SKU)
+    assert spec is not None
+
+    def failing(call):
+        raise registry.ProductFailed("the digest could not be built; nothing was charged")
+
+    monkeypatch.setitem(registry._SPECS, SKU, dataclasses.replace(spec, run=failing))
+    before = payer.balance()
+    resp = payer.session().get(metered, timeout=60)
+    assert resp.status_code == 503 and resp.json()["charged"] is False
+    assert payer.balance() == before and not Payment.objects.exists()
+
+
+def test_an_upto_proof_pays_in_the_catalog_agents_chat(paid_stack, payer):
+    """The chat sells the same metered product: an upto proof for the product's URL (the chat's
+    next call) pays the chat's answer, settled for what the answer used."""
+    digests_market_write()
+    hub = paid_stack.url + "/api/a2a/agenthub/chat"
+    question = {"message": "grants for AI agents"}
+    call = requests.post(hub, json=question, timeout=30).json()["next_call"]
+    price = call["price_atomic"]
+    payload = payer.authorize(required_of(requests.get(call["x402"]["url"], timeout=30)))
+    before = payer.balance()
+    paid = requests.post(hub, json=question, headers=payer.header(payload), timeout=60)
+    assert paid.status_code == 200, paid.text
+    body = paid.json()
+    programs = len(body["result"]["programs"])
+    limit = int(call["params"].get("limit", 20)) if call.get("params") else 20
+    used = math.ceil(price * programs / limit)
+    assert body["charged"]["rail"] == "x402" and body["charged"]["amount_usdc"] == used / 10**6
+    assert decode_payment_response_header(paid.headers["PAYMENT-RESPONSE"]).amount == str(used)
+    assert before - payer.balance() == used
+    payment = Payment.objects.get()
+    assert (payment.sku.sku, payment.scheme, payment.amount_atomic) == ("grant_scout_desk", "upto", used)
+    assert ledger_audit() == []
