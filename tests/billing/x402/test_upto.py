@@ -19,6 +19,7 @@ from billing.chain.localchain import FACILITATOR, dev_account
 from billing.credits import ledger_audit
 from billing.facilitator.service import hosted_settle
 from billing.models import Payment
+from billing.selectors.sales import sales_by_sku
 from billing.x402.proof import PROOF_ALREADY_USED
 from catalog.models import Sku
 from catalog.products import registry
@@ -92,9 +93,8 @@ def test_an_upto_call_settles_what_it_used_and_a_replay_is_refused(paid_stack, m
     )
     assert payment.payer == payer.address.lower() and payment.delivered_at is not None
     # The sale as any other: storefront sales and revenue of the amount settled.
-    store = requests.get(paid_stack.url + "/api/a2a/discovery/storefront", timeout=30).json()
-    [sku] = [s for s in store["storefront_skus"] if s["sku"] == SKU]
-    assert sku["sales_30d"] == 1 and sku["revenue_30d_usdc"] == used / 10**6
+    sales = sales_by_sku()[payment.sku_id]
+    assert (sales.sales_30d, sales.revenue_30d_atomic, sales.sales_30d_by_rail) == (1, used, {"x402": 1})
 
     again = requests.get(metered, headers=payer.header(payload), timeout=60)
     assert again.status_code == 402
