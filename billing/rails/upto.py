@@ -39,7 +39,7 @@ from x402.mechanisms.evm.constants import (
     X402_UPTO_PERMIT2_PROXY_ADDRESS,
 )
 from x402.mechanisms.evm.types import UptoPermit2Payload
-from x402.schemas import PaymentPayload, SettleResponse
+from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 
 from a2a_service.core.observe import paid_call_observe
 from billing.models import Payment
@@ -185,7 +185,9 @@ class UptoHold(X402Hold):
             raise RuntimeError(
                 f"{offer.name}: an upto payment is settled only for a metered product's content"
             )
-        maximum = int(rail.proof.requirements.amount)
+        offered = rail.proof.requirements
+        assert isinstance(offered, PaymentRequirements)  # upto is x402 version 2 only
+        maximum = int(offered.amount)
         asked = int(meter(offer.call, content, maximum))
         used = min(max(asked, 0), maximum)
         if used != asked:
@@ -217,6 +219,6 @@ class UptoHold(X402Hold):
                     amount="0",
                 )
             )
-        requirements = rail.proof.requirements.model_copy(update={"amount": str(used)})
+        requirements = offered.model_copy(update={"amount": str(used)})
         rail.proof = replace(rail.proof, requirements=requirements)
         return super().commit(content)

@@ -34,6 +34,7 @@ SCHEME = "upto"
 FACILITATOR_KIND_TTL_SECONDS = 300
 FACILITATOR_KIND_RETRY_SECONDS = 30
 
+_SERVER = UptoEvmServerScheme()  # type: ignore[no-untyped-call]  # the SDK's, stateless
 _remote_lock = threading.Lock()
 # (FACILITATOR_URL, network) -> (the kind or None, until when it is kept)
 _remote: dict[tuple[str, str], tuple[SupportedKind | None, float]] = {}
@@ -89,7 +90,7 @@ def upto_requirements(context: ChallengeContext) -> PaymentRequirements | None:
         return None
     exact = context.exact
     base = exact.model_copy(update={"scheme": SCHEME, "extra": dict(exact.extra or {})})
-    return UptoEvmServerScheme().enhance_payment_requirements(base, kind, [])
+    return _SERVER.enhance_payment_requirements(base, kind, [])
 
 
 accepts_register(SCHEME, upto_requirements)

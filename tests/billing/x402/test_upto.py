@@ -174,3 +174,60 @@ def test_an_upto_proof_pays_in_the_catalog_agents_chat(paid_stack, payer):
     payment = Payment.objects.get()
     assert (payment.sku.sku, payment.scheme, payment.amount_atomic) == ("grant_scout_desk", "upto", used)
     assert ledger_audit() == []
+
+
+@pytest.fixture
+def challenge_cache(settings):
+    """The WSGI application with the 402 cache in front of Django (billing/x402/fastpath.py)."""
+    if not settings.REDIS_URL:
+        pytest.skip("the challenge cache needs Redis (CI sets REDIS_URL)")
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+    from werkzeug.test import Client
+
+    from a2a_service.wsgi import application
+    from billing.x402.fastpath import LOCAL
+
+    # Keep the request cycle from closing the test transaction's connection.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    LOCAL.ensure_started()
+    assert LOCAL._listening.wait(5)
+    LOCAL.clear()
+    yield application, Client(application)
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.mark.django_db
+def test_a_cached_402_keeps_upto_and_follows_the_facilitators_address(challenge_cache, settings):
+    import base64
+    import json
+
+    from billing.x402.fastpath import challenges_forget
+
+    application, client = challenge_cache
+    settings.FACILITATOR_URL = ""
+    settings.FACILITATOR_PRIVATE_KEY = "0x" + dev_account(FACILITATOR).key.hex().removeprefix("0x")
+    digests_market_write()
+    challenges_forget()
+
+    def upto_of(resp) -> dict:
+        assert resp.status_code == 402
+        accepts = json.loads(base64.b64decode(resp.headers["PAYMENT-REQUIRED"]))["accepts"]
+        return next(a for a in accepts if a["scheme"] == "upto")
+
+    first = upto_of(client.get(DIGEST))
+    calls: list[int] = []
+    django_app = application.app
+    application.app = lambda environ, start: calls.append(1) or django_app(environ, start)
+    try:
+        cached = upto_of(client.get(DIGEST))
+        assert calls == [] and cached == first  # served before Django, upto as Django built it
+        assert cached["extra"]["facilitatorAddress"] == dev_account(FACILITATOR).address
+        # Another facilitator key: the stored 402 (keyed by the settling address) is not served.
+        settings.FACILITATOR_PRIVATE_KEY = "0x" + dev_account(5).key.hex().removeprefix("0x")
+        moved = upto_of(client.get(DIGEST))
+    finally:
+        application.app = django_app
+    assert calls == [1] and moved["extra"]["facilitatorAddress"] == dev_account(5).address
