@@ -231,3 +231,39 @@ def test_a_cached_402_keeps_upto_and_follows_the_facilitators_address(challenge_
     finally:
         application.app = django_app
     assert calls == [1] and moved["extra"]["facilitatorAddress"] == dev_account(5).address
+
+
+def test_the_reconciler_and_the_deposit_watcher_know_an_upto_settlement(paid_stack, metered, payer):
+    """An upto settlement has no AuthorizationUsed event: the reconciler finds it by the proxy's
+    settle call (payer, Permit2 nonce), and the deposit watcher does not credit it as a deposit."""
+    from billing.deposits import _is_x402_sale
+    from billing.reconcile import payment_reconcile
+
+    resp = payer.session().get(metered, timeout=60)
+    assert resp.status_code == 200, resp.text
+    payment = Payment.objects.get()
+    tx_hash, used = payment.tx_hash, payment.amount_atomic
+    assert _is_x402_sale(paid_stack.chain.w3.eth.get_transaction_receipt(tx_hash))
+    # As if the answer had been lost after the broadcast: pending, its transaction unknown.
+    Payment.objects.filter(pk=payment.pk).update(state=Payment.State.PENDING, tx_hash="")
+    assert payment_reconcile(payment_id=payment.pk, w3=paid_stack.chain.w3) == "settled"
+    payment.refresh_from_db()
+    assert (payment.state, payment.tx_hash, payment.amount_atomic) == (Payment.State.SETTLED, tx_hash, used)
+    # A claim whose authorization never moved anything and has expired is released.
+    payload = payer.authorize(required_of(requests.get(metered, timeout=30)))
+    auth = payload.payload["permit2Authorization"]
+    Payment.objects.create(
+        sku=payment.sku,
+        resource=metered,
+        payer=payer.address.lower(),
+        nonce=f"0x{int(auth['nonce']):064x}",
+        amount_atomic=int(auth["permitted"]["amount"]),
+        network=payment.network,
+        asset=payment.asset,
+        pay_to=payment.pay_to,
+        scheme="upto",
+        valid_before=1,
+    )
+    stale = Payment.objects.get(state=Payment.State.CLAIMED)
+    assert payment_reconcile(payment_id=stale.pk, w3=paid_stack.chain.w3) == "released"
+    assert Payment.objects.count() == 1 and ledger_audit() == []
