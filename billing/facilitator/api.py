@@ -47,6 +47,7 @@ class SettleOut(BaseModel):
     payer: str | None = None
     transaction: str = Field(description="transaction hash; empty when nothing was settled")
     network: str
+    amount: str | None = Field(default=None, description="`upto`: the atomic amount settled")
 
 
 class SupportedKindOut(BaseModel):

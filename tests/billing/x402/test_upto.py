@@ -267,3 +267,26 @@ def test_the_reconciler_and_the_deposit_watcher_know_an_upto_settlement(paid_sta
     stale = Payment.objects.get(state=Payment.State.CLAIMED)
     assert payment_reconcile(payment_id=stale.pk, w3=paid_stack.chain.w3) == "released"
     assert Payment.objects.count() == 1 and ledger_audit() == []
+
+
+def test_a_separately_run_facilitator_verifies_and_settles_upto(paid_stack, metered, payer, settings):
+    """FACILITATOR_URL pointing at this service's facilitator over HTTP (with the shared secret):
+    the 402's facilitatorAddress comes from its /supported, and /settle settles the metered claim."""
+    from billing.x402.facilitator_client import _client
+
+    settings.FACILITATOR_SHARED_SECRET = "the-service-knows-this"
+    settings.FACILITATOR_URL = paid_stack.url + "/api/a2a/facilitator"
+    settings.FACILITATOR_TIMEOUT_SECONDS = 10.0  # verify simulates the settlement on chain first
+    before = payer.balance()
+    try:
+        required = required_of(requests.get(metered, timeout=30))
+        upto = next(a for a in required.accepts if a.scheme == "upto")
+        assert upto.extra["facilitatorAddress"] == dev_account(FACILITATOR).address
+        resp = requests.get(metered, headers=payer.header(payer.authorize(required)), timeout=60)
+    finally:
+        _client.cache_clear()
+    assert resp.status_code == 200, resp.text
+    payment = Payment.objects.get()
+    settled = decode_payment_response_header(resp.headers["PAYMENT-RESPONSE"])
+    assert settled.success and settled.amount == str(payment.amount_atomic)
+    assert payment.state == Payment.State.SETTLED and before - payer.balance() == payment.amount_atomic > 0
