@@ -13,7 +13,7 @@ import math
 import pytest
 import requests
 from x402.http.utils import decode_payment_response_header
-from x402.mechanisms.evm.constants import ERR_UPTO_SETTLEMENT_EXCEEDS_AMOUNT
+from x402.mechanisms.evm.constants import ERR_UNSUPPORTED_SCHEME, ERR_UPTO_SETTLEMENT_EXCEEDS_AMOUNT
 
 from billing.chain.localchain import FACILITATOR, dev_account
 from billing.credits import ledger_audit
@@ -49,7 +49,7 @@ def meter_swap(monkeypatch, meter) -> None:
     monkeypatch.setitem(registry._SPECS, SKU, dataclasses.replace(spec, metered=meter))
 
 
-def test_a_metered_402_offers_upto_next_to_exact_and_a_plain_one_does_not(paid_stack, metered, brief):
+def test_a_metered_402_offers_upto_next_to_exact_and_a_plain_one_does_not(paid_stack, metered, brief, payer):
     required = required_of(requests.get(metered, timeout=30))
     exact, upto = required.accepts
     price = Sku.objects.get(sku=SKU).price_atomic
@@ -64,8 +64,12 @@ def test_a_metered_402_offers_upto_next_to_exact_and_a_plain_one_does_not(paid_s
     supported = requests.get(paid_stack.url + "/api/a2a/facilitator/supported", timeout=30).json()
     [kind] = [k for k in supported["kinds"] if k["scheme"] == "upto"]
     assert kind["extra"] == {"facilitatorAddress": dev_account(FACILITATOR).address}
-    plain = required_of(requests.get(paid_stack.url + "/api/a2a/x402/morning-brief", timeout=30))
+    brief_url = paid_stack.url + "/api/a2a/x402/morning-brief"
+    plain = required_of(requests.get(brief_url, timeout=30))
     assert [a.scheme for a in plain.accepts] == ["exact"]
+    # An upto proof for a product that is not metered is refused, and nothing is claimed.
+    refused = requests.get(brief_url, headers=payer.header(payer.authorize(required)), timeout=30)
+    assert required_of(refused).error == ERR_UNSUPPORTED_SCHEME and not Payment.objects.exists()
 
 
 def test_an_upto_call_settles_what_it_used_and_a_replay_is_refused(paid_stack, metered, payer):
