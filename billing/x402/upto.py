@@ -18,8 +18,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from functools import lru_cache
 
 from django.conf import settings
+from x402 import x402FacilitatorSync
 from x402.mechanisms.evm.upto import UptoEvmServerScheme
 from x402.schemas import PaymentRequirements, SupportedKind
 
@@ -47,12 +49,19 @@ def _kind_of(kinds: list[SupportedKind], network: str) -> SupportedKind | None:
     return None
 
 
+@lru_cache(maxsize=8)
+def _local_kind(facilitator: x402FacilitatorSync, network: str) -> SupportedKind | None:
+    # One per facilitator (one per configuration, billing/facilitator/service.py): the cached
+    # 402's key asks for it on every unpaid request.
+    return _kind_of(facilitator.get_supported().kinds, network)
+
+
 def upto_kind() -> SupportedKind | None:
     """Our facilitator's `upto` kind on our network (with facilitatorAddress), or None."""
     network = settings.X402_NETWORK
     if not settings.FACILITATOR_URL:
         facilitator = facilitator_get()
-        return None if facilitator is None else _kind_of(facilitator.get_supported().kinds, network)
+        return None if facilitator is None else _local_kind(facilitator, network)
     key = (settings.FACILITATOR_URL, network)
     with _remote_lock:
         kept = _remote.get(key)
