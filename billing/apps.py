@@ -13,9 +13,11 @@ class BillingConfig(AppConfig):
             signals,  # noqa: F401  (drops stored 402 challenges on SKU writes)
         )
         from billing.bounties import products as bounty_products  # noqa: F401  (the `bounties` product)
+        from billing.front import schemes  # noqa: F401  (the rails of the x402 schemes: exact, upto)
         from billing.models import BillingSettings
         from billing.services import billing_seed
         from billing.txgen import products as txgen_products  # noqa: F401  (the `txgen_transaction` product)
+        from billing.x402 import upto  # noqa: F401  (`upto` offered in a metered product's 402)
         from catalog.selectors.payment import credit_billing_reader_register
         from catalog.services import seeder_register
 

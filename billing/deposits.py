@@ -40,6 +40,7 @@ from django.db import IntegrityError, transaction
 from eth_typing import HexStr
 from web3 import Web3
 from web3.types import LogReceipt, TxReceipt
+from x402.mechanisms.evm.constants import X402_UPTO_PERMIT2_PROXY_ADDRESS
 
 from billing.chain.rpc import chain
 from billing.credits import deposit_orphan, deposit_settle
@@ -137,6 +138,35 @@ def _is_x402_sale(receipt: TxReceipt) -> bool:
             payer = "0x" + topics[1][-40:]
             if Payment.objects.filter(payer=payer, nonce=topics[2]).exists():
                 return True
+    return _is_upto_sale(receipt)
+
+
+UPTO_SETTLED_TOPIC = "0x" + Web3.keccak(text="Settled()").hex().removeprefix("0x")
+
+
+def _is_upto_sale(receipt: TxReceipt) -> bool:
+    """An `upto` settlement (billing/rails/upto.py): x402UptoPermit2Proxy's Settled() in the
+    same transaction as the transfer, from a payer with an `upto` payment of ours. There is no
+    AuthorizationUsed; the claim's row may not name the transaction yet (it is written once the
+    facilitator saw the receipt)."""
+    proxy = X402_UPTO_PERMIT2_PROXY_ADDRESS.lower()
+    logs = receipt["logs"]
+    if not any(
+        item["address"].lower() == proxy and item["topics"] and _hex(item["topics"][0]) == UPTO_SETTLED_TOPIC
+        for item in logs
+    ):
+        return False
+    treasury = _topic(settings.TREASURY_ADDRESS).lower()
+    for item in logs:
+        topics = [_hex(t) for t in item["topics"]]
+        if (
+            len(topics) == 3
+            and topics[0] == TRANSFER_TOPIC
+            and topics[2].lower() == treasury
+            and item["address"].lower() == settings.USDC_ADDRESS.lower()
+            and Payment.objects.filter(scheme="upto", payer="0x" + topics[1][-40:]).exists()
+        ):
+            return True
     return False
 
 

@@ -76,6 +76,10 @@ class Payment(models.Model):
     asset = models.CharField(max_length=42)
     pay_to = models.CharField(max_length=42)
     x402_version = models.PositiveSmallIntegerField(default=2)
+    # The x402 scheme: `exact` (an EIP-3009 authorization of the price; nonce: its bytes32) or
+    # `upto` (a Permit2 authorization of a maximum; nonce: its uint256 as 32 bytes of hex;
+    # amount_atomic: the maximum while claimed, what the call used from the moment it is metered).
+    scheme = models.CharField(max_length=24, default="exact")
     state = models.CharField(max_length=24, choices=State.choices, default=State.CLAIMED, db_index=True)
     tx_hash = models.CharField(max_length=66, blank=True)
     error = models.CharField(max_length=500, blank=True)

@@ -13,6 +13,12 @@ after the authorization's validBefore means it can never pay: the claim is relea
 nothing is charged and the same proof is free again (it has expired anyway). A payer's
 cancelAuthorization marks the nonce used without a transfer: failed, never settled.
 
+An `upto` payment (a Permit2 authorization settled through x402UptoPermit2Proxy for what
+the call used) has no AuthorizationUsed event: its settlement is the proxy's `settle` call
+with the payer and the Permit2 nonce, found by the known transaction or among the payer's
+transfers to the treasury. Permit2's nonce bitmap says whether the nonce was used at all;
+used without such a transaction means the payer invalidated it (failed).
+
 Settled-by-reconciler payments have no delivery yet: the payer collects the content by
 sending the same proof again (billing.rails.x402)."""
 
@@ -30,6 +36,11 @@ from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import TransactionNotFound
 from web3.types import TxReceipt
+from x402.mechanisms.evm.constants import (
+    PERMIT2_ADDRESS,
+    X402_UPTO_PERMIT2_PROXY_ABI,
+    X402_UPTO_PERMIT2_PROXY_ADDRESS,
+)
 
 from billing.chain.rpc import chain
 from billing.models import Payment
@@ -113,6 +124,78 @@ def settlement_find(w3: Web3, payment: Payment) -> tuple[str | None, bool]:
     return None, reverted
 
 
+TRANSFER_TOPIC = Web3.keccak(text="Transfer(address,address,uint256)").hex()
+PERMIT2_NONCE_BITMAP_ABI = [
+    {
+        "name": "nonceBitmap",
+        "type": "function",
+        "stateMutability": "view",
+        "inputs": [{"name": "owner", "type": "address"}, {"name": "wordPos", "type": "uint256"}],
+        "outputs": [{"name": "", "type": "uint256"}],
+    }
+]
+
+
+def _upto_settles(w3: Web3, tx_hash: str, payment: Payment) -> bool | None:
+    """Whether this transaction is the proxy's settle of this payment's authorization, mined and
+    successful (None: it is not mined, or it reverted)."""
+    try:
+        receipt = w3.eth.get_transaction_receipt(HexStr(tx_hash))
+        tx = w3.eth.get_transaction(HexStr(tx_hash))
+    except TransactionNotFound:
+        return None
+    if receipt["status"] != 1:
+        return None
+    if str(tx.get("to") or "").lower() != X402_UPTO_PERMIT2_PROXY_ADDRESS.lower():
+        return False
+    proxy = w3.eth.contract(
+        address=Web3.to_checksum_address(X402_UPTO_PERMIT2_PROXY_ADDRESS), abi=X402_UPTO_PERMIT2_PROXY_ABI
+    )
+    try:
+        function, args = proxy.decode_function_input(tx["input"])
+    except ValueError:
+        return False
+    if function.fn_name != "settle":
+        return False
+    permit = args["permit"]
+    nonce = permit["nonce"] if isinstance(permit, dict) else permit[1]
+    return str(args["owner"]).lower() == payment.payer and f"0x{int(nonce):064x}" == payment.nonce
+
+
+def _upto_find(w3: Web3, payment: Payment) -> tuple[str | None, bool]:
+    """settlement_find for an `upto` payment."""
+    reverted = False
+    if payment.tx_hash:
+        known = _upto_settles(w3, payment.tx_hash, payment)
+        if known:
+            return payment.tx_hash, False
+        try:
+            reverted = w3.eth.get_transaction_receipt(HexStr(payment.tx_hash))["status"] != 1
+        except TransactionNotFound:
+            reverted = False
+    head = w3.eth.block_number
+    logs = w3.eth.get_logs(
+        {
+            "address": Web3.to_checksum_address(settings.USDC_ADDRESS),
+            "topics": [_hex(TRANSFER_TOPIC), _topic_address(payment.payer), _topic_address(payment.pay_to)],
+            "fromBlock": HexStr(hex(max(head - settings.PAYMENT_RECONCILE_LOOKBACK_BLOCKS, 0))),
+            "toBlock": "latest",
+        }
+    )
+    for log in logs:
+        tx_hash = _hex(log["transactionHash"])
+        if _upto_settles(w3, tx_hash, payment):
+            return tx_hash, False
+    return None, reverted
+
+
+def _permit2_nonce_used(w3: Web3, payment: Payment) -> bool:
+    nonce = int(payment.nonce, 16)
+    permit2 = w3.eth.contract(address=Web3.to_checksum_address(PERMIT2_ADDRESS), abi=PERMIT2_NONCE_BITMAP_ABI)
+    word = permit2.functions.nonceBitmap(Web3.to_checksum_address(payment.payer), nonce >> 8).call()
+    return bool(int(word) >> (nonce & 0xFF) & 1)
+
+
 def payment_reconcile(*, payment_id: int, w3: Web3 | None = None) -> str:
     """Decide one payment. Returns what happened: settled, released, failed or waiting."""
     payment = Payment.objects.filter(
@@ -121,17 +204,21 @@ def payment_reconcile(*, payment_id: int, w3: Web3 | None = None) -> str:
     if payment is None:
         return "gone"
     w3 = w3 or _w3()
-    tx_hash, reverted = settlement_find(w3, payment)
+    upto = payment.scheme == "upto"
+    tx_hash, reverted = _upto_find(w3, payment) if upto else settlement_find(w3, payment)
     if tx_hash:
         payment_settle(payment_id=payment.id, tx_hash=tx_hash)
         logger.info("payment %s settled on chain in %s; the payer may collect it", payment.id, tx_hash)
         return "settled"
-    token = w3.eth.contract(
-        address=Web3.to_checksum_address(settings.USDC_ADDRESS), abi=AUTHORIZATION_STATE_ABI
-    )
-    used = token.functions.authorizationState(
-        Web3.to_checksum_address(payment.payer), bytes.fromhex(payment.nonce.removeprefix("0x"))
-    ).call()
+    if upto:
+        used = _permit2_nonce_used(w3, payment)
+    else:
+        token = w3.eth.contract(
+            address=Web3.to_checksum_address(settings.USDC_ADDRESS), abi=AUTHORIZATION_STATE_ABI
+        )
+        used = token.functions.authorizationState(
+            Web3.to_checksum_address(payment.payer), bytes.fromhex(payment.nonce.removeprefix("0x"))
+        ).call()
     if used:
         # Used without a transfer to us: the payer cancelled the authorization.
         payment_fail(payment_id=payment.id, error="reconcile: authorization cancelled, nothing was paid")

@@ -56,6 +56,7 @@ def payment_claim(
     pay_to: str,
     x402_version: int,
     valid_before: int | None = None,
+    scheme: str = "exact",
 ) -> Payment:
     try:
         with transaction.atomic():
@@ -69,6 +70,7 @@ def payment_claim(
                 asset=asset,
                 pay_to=pay_to,
                 x402_version=x402_version,
+                scheme=scheme,
                 state=Payment.State.CLAIMED,
                 # Stored for the reconciler only; a far-future value is capped to what a
                 # PositiveBigIntegerField holds (it then simply never expires).
@@ -129,6 +131,16 @@ def payment_pending(*, payment_id: int, tx_hash: str, error: str) -> None:
     Payment.objects.filter(pk=payment_id, state=Payment.State.CLAIMED).update(
         state=Payment.State.PENDING, tx_hash=(tx_hash or "")[:66], error=error[:500]
     )
+
+
+def payment_meter(*, payment_id: int, amount_atomic: int) -> bool:
+    """An `upto` claim's amount becomes what the call used (at most what was authorized), before
+    it is settled: the settlement, the reconciler and the sale all read it from the row."""
+    # No money event of its own: the settle event that follows carries the metered amount.
+    updated = Payment.objects.filter(
+        pk=payment_id, scheme="upto", state=Payment.State.CLAIMED, amount_atomic__gte=amount_atomic
+    ).update(amount_atomic=amount_atomic)
+    return updated == 1
 
 
 def payment_settle(*, payment_id: int, tx_hash: str) -> bool:

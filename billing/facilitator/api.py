@@ -14,6 +14,7 @@ from pydantic import ValidationError as PydanticValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from x402 import x402FacilitatorSync
+from x402.mechanisms.evm.types import UptoPermit2Payload
 from x402.schemas import PaymentPayload, PaymentPayloadV1, PaymentRequirements, PaymentRequirementsV1
 from x402.schemas.helpers import parse_payment_payload, parse_payment_requirements
 
@@ -46,6 +47,7 @@ class SettleOut(BaseModel):
     payer: str | None = None
     transaction: str = Field(description="transaction hash; empty when nothing was settled")
     network: str
+    amount: str | None = Field(default=None, description="`upto`: the atomic amount settled")
 
 
 class SupportedKindOut(BaseModel):
@@ -121,6 +123,8 @@ def _not_claimed(payload: Any, requirements: Any) -> str | None:
     from billing.models import Payment
     from catalog.models import Sku
 
+    if getattr(requirements, "scheme", "") == "upto":
+        return _upto_not_claimed(payload, requirements)
     auth = payload.payload.get("authorization") if isinstance(payload.payload, dict) else None
     if not isinstance(auth, dict):
         return "not an EIP-3009 authorization"
@@ -138,6 +142,29 @@ def _not_claimed(payload: Any, requirements: Any) -> str | None:
         state__in=(Payment.State.CLAIMED, Payment.State.PENDING),
     ).exists()
     return None if claimed else "this facilitator settles only payments the service has claimed for a sale"
+
+
+def _upto_not_claimed(payload: Any, requirements: Any) -> str | None:
+    """An `upto` settle: the service metered its claim (payer, Permit2 nonce) to exactly the
+    amount asked (billing/rails/upto.py), and a zero is never sent."""
+    from billing.models import Payment
+
+    try:
+        auth = UptoPermit2Payload.from_dict(payload.payload).permit2_authorization
+        payer, nonce = auth.from_address.lower(), f"0x{int(auth.nonce):064x}"
+        amount = int(requirements.amount)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return "not a Permit2 upto authorization"
+    claimed = Payment.objects.filter(
+        scheme="upto",
+        payer=payer,
+        nonce=nonce,
+        amount_atomic=amount,
+        state__in=(Payment.State.CLAIMED, Payment.State.PENDING),
+    ).exists()
+    if amount > 0 and claimed:
+        return None
+    return "this facilitator settles only payments the service has claimed for a sale"
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""The self-hosted x402 facilitator: the `x402` package's EVM exact facilitator scheme,
-settling transferWithAuthorization on CHAIN_RPC_URL with the gas key from
-FACILITATOR_PRIVATE_KEY."""
+"""The self-hosted x402 facilitator: the `x402` package's EVM facilitator schemes (`exact`:
+transferWithAuthorization; `upto`: a Permit2 authorization through x402UptoPermit2Proxy),
+settling on CHAIN_RPC_URL with the gas key from FACILITATOR_PRIVATE_KEY."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from x402.mechanisms.evm import FacilitatorWeb3Signer
 from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
 from x402.mechanisms.evm.exact.register import register_exact_evm_facilitator
 from x402.mechanisms.evm.types import TransactionReceipt
+from x402.mechanisms.evm.upto import UptoEvmFacilitatorScheme
+from x402.mechanisms.evm.upto.facilitator import UptoEvmSchemeConfig
 from x402.schemas import SettleResponse, VerifyResponse
 
 from a2a_service.core.redisconn import redis_client
@@ -271,6 +273,12 @@ def _build(
     # payer who emptied the wallet after verify costs a refused settle, not a reverted
     # transaction whose gas the facilitator pays.
     register_exact_evm_facilitator(facilitator, signer, networks=network, simulate_in_settle=True)
+    # `upto` (metered calls, billing/rails/upto.py): a Permit2 authorization for a maximum,
+    # settled through x402UptoPermit2Proxy for what the call used. Its witness names the
+    # settling address (`facilitatorAddress` in /supported): this gas key, the only one here.
+    facilitator.register(
+        [network], UptoEvmFacilitatorScheme(signer, UptoEvmSchemeConfig(simulate_in_settle=True))
+    )
     return facilitator, signer
 
 

@@ -18,6 +18,7 @@ from billing.front.types import Brought, Sale
 from billing.models import Account
 from billing.rails.base import Rail
 from billing.rails.credits import CreditRail, Idempotency
+from billing.rails.upto import upto_payment
 from billing.rails.x402 import x402_payment
 from billing.x402.proof import proof_decode, proof_decode_object
 
@@ -129,5 +130,10 @@ def _idempotency(brought: Brought, sale: Sale) -> Idempotency | None:
     return Idempotency(key=key, fingerprint=sale.fingerprint, path=sale.idempotency_path or sale.reference)
 
 
+def _upto_rail(payload: PaymentPayload, sale: Sale) -> Rail:
+    return upto_payment(payload=payload, offer=sale.offer, resource_url=sale.resource_url)
+
+
 scheme_register(X402Scheme())
 scheme_register(CreditScheme())
+x402_rail_register("upto", _upto_rail)

@@ -167,6 +167,7 @@ class X402Rail:
     rail_name: ClassVar[str] = "x402"
     final_before_effects: ClassVar[bool] = True
     runs_first: ClassVar[bool] = False
+    scheme: ClassVar[str] = "exact"  # the Payment row's (billing/rails/upto.py is `upto`)
 
     def __init__(self, *, proof: Proof, challenge: Challenge) -> None:
         self.proof = proof
@@ -203,6 +204,7 @@ class X402Rail:
                 pay_to=settings.TREASURY_ADDRESS,
                 x402_version=proof.version,
                 valid_before=proof.valid_before,
+                scheme=self.scheme,
             )
         except ProofAlreadyUsed:
             # The same proof, claimed a moment ago by a concurrent request.

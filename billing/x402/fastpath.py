@@ -38,6 +38,7 @@ from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
+from billing.x402.upto import upto_fingerprint
 from catalog.products.availability import AVAILABILITY_HASH, AVAILABLE
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ def _fingerprint() -> str:
         settings.USDC_EIP712_NAME,
         settings.USDC_EIP712_VERSION,
         settings.PUBLIC_BASE_URL,
+        upto_fingerprint(),  # a metered product's `upto` names the facilitator's settling address
         "v2",  # the stored format (sku, expiry, header, body)
     ]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]

@@ -46,6 +46,9 @@ class ProductCall:
 
 
 RunFn = Callable[[ProductCall], dict[str, Any]]
+# A metered product's use of one call: (the call, its content, the authorized maximum in atomic
+# USDC) -> the atomic USDC the call actually used, 0 <= used <= maximum.
+MeterFn = Callable[[ProductCall, dict[str, Any], int], int]
 
 
 def fresh_required(prov: Provenance, what: str = "fresh market data") -> None:
@@ -149,12 +152,20 @@ class ProductSpec:
     # returns (True, "") or (False, reason). Free teasers use it so they do not advertise a
     # product that would answer 503 (e.g. a brief before any piece is published).
     available: Callable[[], tuple[bool, str]] | None = None
+    # A metered product's price depends on what the call delivers (a digest sized by what it
+    # contains): its price is the maximum a payer authorizes, and `metered` says how much of it
+    # one call used, from the content. Paid by x402 it is offered as `upto` next to `exact`
+    # (billing/rails/upto.py settles the amount used); every other rail charges the price.
+    metered: MeterFn | None = None
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/") or self.path.startswith(X402_PREFIX):
             raise ValueError(f"{self.sku}: path is below {X402_PREFIX} and starts with '/': {self.path!r}")
         if self.effects and self.pure:
             raise ValueError(f"{self.sku}: a product with effects is not pure")
+        if self.metered is not None and self.effects:
+            # What it used is known only after it ran: an effect would run before any payment.
+            raise ValueError(f"{self.sku}: a product with effects cannot be metered")
 
     @property
     def full_path(self) -> str:
@@ -168,6 +179,21 @@ class ProductSpec:
     @property
     def built(self) -> bool:
         return self.run is not not_built
+
+
+def metered_by_items(key: str) -> MeterFn:
+    """A digest's meter: the price (the authorized maximum) buys a full digest of `limit`
+    items under `key`; a call that delivers fewer pays its share, rounded up (none: nothing)."""
+
+    def meter(call: ProductCall, content: dict[str, Any], authorized: int) -> int:
+        limit = int(getattr(call.params, "limit", 0) or 0)
+        items = content.get(key)
+        delivered = len(items) if isinstance(items, list) else 0
+        if limit <= 0 or delivered >= limit:
+            return authorized
+        return -(-authorized * delivered // limit)
+
+    return meter
 
 
 # Kept for the code that names a runnable product a Product.

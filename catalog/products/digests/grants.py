@@ -14,7 +14,14 @@ from a2a_service.core.inputs import Limit, QueryModel
 from catalog.analytics.provenance import Provenance, Provenanced
 from catalog.models import EditorialPiece, GrantProgram
 from catalog.products.digests.common import StaffNoteOut, staff_note
-from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, fresh_required, product
+from catalog.products.registry import (
+    ProductCall,
+    ProductFailed,
+    TeaserSpec,
+    fresh_required,
+    metered_by_items,
+    product,
+)
 
 # The grant feeds are read hourly; a list not re-read for two days may hold closed programs.
 GRANTS_MAX_AGE = timedelta(days=2)
@@ -114,6 +121,7 @@ def _grants_available() -> tuple[bool, str]:
     params=GrantParams,
     output=GrantScoutOut,
     available=_grants_available,
+    metered=metered_by_items("programs"),
 )
 def grant_scout_desk(call: ProductCall) -> dict[str, Any]:
     return grants_payload(limit=cast(GrantParams, call.params).limit)

@@ -23,7 +23,14 @@ from catalog.products.digests.common import (
     news_line,
     staff_note,
 )
-from catalog.products.registry import ProductCall, ProductFailed, TeaserSpec, fresh_required, product
+from catalog.products.registry import (
+    ProductCall,
+    ProductFailed,
+    TeaserSpec,
+    fresh_required,
+    metered_by_items,
+    product,
+)
 
 # Regulators publish on working days: a week holds several releases, and four days cover a
 # long weekend without calling the digest stale.
@@ -149,6 +156,7 @@ def _regulatory_available() -> tuple[bool, str]:
     params=RegulatoryParams,
     output=RegulatoryDigestOut,
     available=_regulatory_available,
+    metered=metered_by_items("items"),
 )
 def tech_regulatory_digest(call: ProductCall) -> dict[str, Any]:
     return regulatory_payload(limit=cast(RegulatoryParams, call.params).limit)
