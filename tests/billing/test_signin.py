@@ -57,7 +57,9 @@ def test_every_402_declares_sign_in_bound_to_our_origin_and_the_resource(api):
     required = required_of(api.get(unlock_url(item)))
     declared = SIWxExtension.model_validate((required.extensions or {})[SIGN_IN_WITH_X])  # the SDK's schema
     info = declared.info
-    assert info.domain == "testserver" and info.uri == BASE + unlock_url(item) and info.resources == [info.uri]
+    assert (
+        info.domain == "testserver" and info.uri == BASE + unlock_url(item) and info.resources == [info.uri]
+    )
     assert [c.chain_id for c in declared.supported_chains] == [settings.X402_NETWORK]
     assert declared.supported_chains[0].type == "eip191" and info.statement
     assert info.nonce is not None and siwx_nonce_valid(info.nonce)

@@ -48,3 +48,14 @@ def signin_header_for(wallet: LocalAccount, info: dict[str, Any], url: str) -> d
     client code: create_siwx_payload, encode_siwx_header."""
     payload = asyncio.run(create_siwx_payload(info, wallet, url))
     return {"HTTP_SIGN_IN_WITH_X": encode_siwx_header(payload)}
+
+
+def required_but_nonce(header: str) -> tuple[dict[str, Any], str]:
+    """A PAYMENT-REQUIRED header's content without its sign-in nonce, and the nonce: the unpaid
+    402's fast path serves the stored challenge with a nonce of each response's own."""
+    import base64
+    import json
+
+    required = json.loads(base64.b64decode(header))
+    info = required.get("extensions", {}).get(SIGN_IN_WITH_X, {}).get("info", {})
+    return required, str(info.pop("nonce", ""))
