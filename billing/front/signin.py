@@ -24,7 +24,7 @@ nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -34,7 +34,7 @@ from billing.front.schemes import scheme_register
 from billing.front.types import Brought, Sale
 from billing.models import Account, SignInNonce
 from billing.once import owned_item_of
-from billing.rails.base import Rail
+from billing.rails.base import Content, FreeReceipt, Offer, Paid, Rail, Receipt
 from billing.rails.credits import CreditRail
 from billing.x402.proof import PaymentRejected
 from billing.x402.signin import HEADER, siwx_nonce_valid, siwx_origin, siwx_uri
@@ -116,6 +116,42 @@ def _owned_once(address: str, account: Account | None, sale: Sale) -> Rail | Non
     if not owned.exists():
         return None
     return CreditRail(account=account, reference=sale.reference)
+
+
+class OwnedRail:
+    """What the signed-in wallet already owns (a check above found it): served without a charge."""
+
+    rail_name: ClassVar[str] = "free"
+    final_before_effects: ClassVar[bool] = False
+    runs_first: ClassVar[bool] = False
+
+    def __init__(self, *, wallet_address: str, account: Account | None) -> None:
+        self.wallet_address = wallet_address
+        self.account = account
+
+    def admit(self, offer: Offer) -> Paid | None:
+        offer.call.payer = self.wallet_address
+        offer.call.account = self.account
+        offer.call.extra["charge_atomic"] = 0
+        return None
+
+    def scope(self, body: Callable[[], Paid]) -> Paid:
+        with transaction.atomic():
+            return body()
+
+    def hold(self, offer: Offer, content: Content | None) -> _OwnedHold:
+        return _OwnedHold()
+
+
+class _OwnedHold:
+    def commit(self, content: Content | None) -> Receipt:
+        return FreeReceipt()
+
+    def release(self) -> None:
+        return None
+
+    def deliver(self, run: Callable[[], Content]) -> Content:
+        return run()
 
 
 class SignInScheme:
