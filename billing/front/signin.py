@@ -23,6 +23,7 @@ nothing."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, ClassVar, TypeVar
 
@@ -40,6 +41,7 @@ from billing.x402.proof import PaymentRejected
 from billing.x402.signin import HEADER, siwx_nonce_valid, siwx_origin, siwx_uri
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 # (the signed-in wallet, lower case; its credit account if it has one; the sale) -> the rail that
 # serves what it already owns without a charge, or None.
@@ -90,7 +92,13 @@ def signin_verify(*, header: str, resource_url: str) -> tuple[str, str]:
         raise PaymentRejected(
             "invalid_siwx_nonce", "the nonce is not one of ours, or is too old: sign a new 402"
         )
-    verification = _settled(verify_siwx_signature(payload))
+    try:
+        verification = _settled(verify_siwx_signature(payload))
+    except ImportError:  # the SDK's EVM check needs `signinwithethereum` (x402[extensions])
+        logger.error("sign-in-with-x cannot be verified: the signinwithethereum package is not installed")
+        raise PaymentRejected(
+            "invalid_siwx_verifier_error", "sign-in cannot be checked by this server now; pay with x402"
+        ) from None
     if not verification.is_valid or not verification.payer:
         raise PaymentRejected(str(verification.invalid_reason), str(verification.invalid_message))
     return verification.payer.lower(), payload.nonce

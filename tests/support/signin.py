@@ -59,3 +59,18 @@ def required_but_nonce(header: str) -> tuple[dict[str, Any], str]:
     required = json.loads(base64.b64decode(header))
     info = required.get("extensions", {}).get(SIGN_IN_WITH_X, {}).get("info", {})
     return required, str(info.pop("nonce", ""))
+
+
+# The declaration's fields drawn for each 402 (the SDK's server extension names the same ones,
+# SIWxResourceServerExtension.dynamic_info_fields).
+DYNAMIC_INFO = ("nonce", "issuedAt", "expirationTime")
+
+
+def required_static(required: PaymentRequired) -> dict[str, Any]:
+    """A PaymentRequired without the sign-in fields drawn per response: two 402s for the same
+    call compare equal."""
+    dumped = required.model_dump(by_alias=True, exclude_none=True, mode="json")
+    info = dumped.get("extensions", {}).get(SIGN_IN_WITH_X, {}).get("info", {})
+    for name in DYNAMIC_INFO:
+        info.pop(name, None)
+    return dumped
