@@ -93,12 +93,15 @@ def signin_verify(*, header: str, resource_url: str) -> tuple[str, str]:
     refusal (PaymentRejected)."""
     try:
         payload = parse_siwx_header(header.strip())
-    except ValueError as exc:
-        raise PaymentRejected("invalid_siwx_payload", str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
+        raise PaymentRejected("invalid_siwx_payload", str(exc)[:300]) from None
     origin = siwx_origin(resource_url)
     if origin is None:
         raise PaymentRejected("invalid_siwx_uri_mismatch", "this resource takes no sign-in")
-    validation = _settled(validate_siwx_message(payload, origin))
+    try:
+        validation = _settled(validate_siwx_message(payload, origin))
+    except ValueError as exc:  # a uri urlparse refuses (the SDK lets it through)
+        raise PaymentRejected("invalid_siwx_payload", str(exc)[:300]) from None
     if not validation.is_valid:
         raise PaymentRejected(str(validation.invalid_reason), str(validation.invalid_message))
     if payload.uri != siwx_uri(resource_url, origin):
@@ -116,6 +119,8 @@ def signin_verify(*, header: str, resource_url: str) -> tuple[str, str]:
         )
     try:
         verification = _settled(verify_siwx_signature(payload, VERIFY))
+    except ValueError as exc:  # fields the SIWE message refuses (a malformed address...)
+        raise PaymentRejected("invalid_siwx_payload", str(exc)[:300]) from None
     except ImportError:  # the SDK's EVM check needs `signinwithethereum` (x402[extensions])
         logger.error("sign-in-with-x cannot be verified: the signinwithethereum package is not installed")
         raise PaymentRejected(

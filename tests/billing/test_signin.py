@@ -6,6 +6,8 @@ an expired one and one for another domain get the 402."""
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -174,4 +176,12 @@ def test_a_forged_signature_or_a_nonce_of_our_making_is_refused(api):
     assert resp.status_code == 402 and resp.json()["error"] == "invalid_siwx_nonce"
     resp = api.get(url, HTTP_SIGN_IN_WITH_X="not base64 at all!")
     assert resp.status_code == 402 and resp.json()["error"] == "invalid_siwx_payload"
+    # Well-formed JSON the SIWE message refuses, or the SDK's validation trips on: 402, never 500.
+    good = json.loads(base64.b64decode(signin_header_for(wallet, info, BASE + url)["HTTP_SIGN_IN_WITH_X"]))
+    for broken in ({"address": "0x1234"}, {"uri": "http://[::1/x"}, {"issuedAt": "yesterday"}):
+        header = base64.b64encode(json.dumps({**good, **broken}).encode()).decode()
+        resp = api.get(url, HTTP_SIGN_IN_WITH_X=header)
+        assert resp.status_code == 402 and resp.json()["error"].startswith("invalid_siwx"), resp.json()
+    deep = base64.b64encode(("[" * 5000 + "]" * 5000).encode()).decode()
+    assert api.get(url, HTTP_SIGN_IN_WITH_X=deep).json()["error"] == "invalid_siwx_payload"
     assert debits(reg.account) == [] and ledger_audit() == []
