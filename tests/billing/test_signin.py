@@ -185,3 +185,7 @@ def test_a_forged_signature_or_a_nonce_of_our_making_is_refused(api):
     deep = base64.b64encode(("[" * 5000 + "]" * 5000).encode()).decode()
     assert api.get(url, HTTP_SIGN_IN_WITH_X=deep).json()["error"] == "invalid_siwx_payload"
     assert debits(reg.account) == [] and ledger_audit() == []
+
+
+def test_the_x402_discovery_document_names_the_sign_in_header(api):
+    assert api.get("/.well-known/x402").json()["payment_headers"]["sign_in"] == "SIGN-IN-WITH-X"
