@@ -1,7 +1,7 @@
 """Sign-in gets what the wallet already owns, wherever it was bought (the checks the apps register
 in billing/front/signin.py): a session pack's call, a push entitlement's brief, a managed MCP
-pack's call; and one MCP tool call spends credits by sign-in (the header, and _meta). No USDC
-is charged for what is owned: no ledger row."""
+pack's call; and an MCP tool call and an A2A task paid by sign-in (HTTP header, MCP _meta, A2A
+message metadata). No USDC is charged for what is owned: no ledger row."""
 
 from __future__ import annotations
 
@@ -14,13 +14,16 @@ from eth_account import Account as EthAccount
 from x402.extensions.sign_in_with_x import SIGN_IN_WITH_X
 from x402.mcp.types import MCPToolResult
 from x402.mcp.utils import extract_payment_required_from_result
+from x402.schemas import PaymentRequired
 
+from agents.a2a.extension import REQUIRED
 from agents.mcp.services import mcp_allowance_grant
 from billing.credits import credit_add, ledger_audit
 from billing.models import LedgerEntry
 from catalog.models import Sku
 from sessions_app.models import PrepaidSession
 from sessions_app.services import session_create
+from tests.support import a2a_rpc as a2a
 from tests.support.mcp_rpc import ACCEPT, STATUS_SKU
 from tests.support.payments import BRIEF, publish_brief
 from tests.support.signin import BASE, required_of, signin_headers
@@ -135,3 +138,23 @@ def test_an_mcp_call_signed_in_spends_credits_then_a_managed_pack(api, settings)
     assert rows.count() == 1 and ledger_audit() == []
     replay = mcp(api, STATUS_SKU, meta={SIGN_IN_WITH_X: header})
     assert replay["isError"] is True and mcp_required(replay).error == "invalid_siwx_nonce_used"
+
+
+# --- A2A -----------------------------------------------------------------------------------------------
+def test_an_a2a_task_is_paid_by_signing_in_on_the_task(api):
+    publish_brief()
+    wallet, reg = wallet_with_account(1_000_000)
+    task = a2a.send(api, a2a.BRIEF_SKU)  # unpaid: input-required with the x402 requirements
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    required = PaymentRequired.model_validate(a2a.status_meta(task)[REQUIRED])
+    header = signin_headers(wallet, required, BASE + BRIEF)["HTTP_SIGN_IN_WITH_X"]
+    message = {
+        "messageId": "signed",
+        "role": "ROLE_USER",
+        "taskId": task["id"],
+        "parts": [{"text": "signed in"}],
+        "metadata": {SIGN_IN_WITH_X: header},
+    }
+    done = a2a.rpc(api, "SendMessage", {"message": message}).json()["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+    assert sku_calls(reg.account) == 1 and ledger_audit() == []
