@@ -250,7 +250,8 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
             )
         return _claimed(ctx, task, user, _brought(ctx, user, payload))
     # A sign-in: the HTTP header, or the message's metadata (for clients without headers).
-    sign_in = metadata.get(SIGN_IN_WITH_X) if isinstance(metadata.get(SIGN_IN_WITH_X), str) else ctx.sign_in
+    in_metadata = metadata.get(SIGN_IN_WITH_X)
+    sign_in = in_metadata if isinstance(in_metadata, str) else ctx.sign_in
     if ctx.api_key or sign_in:
         return _claimed(ctx, task, user, _brought(ctx, user, sign_in=sign_in))
     # Neither paid nor declined: the requirements again (at today's price), if there is
