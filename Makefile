@@ -16,10 +16,11 @@ help:
 	@echo "make chaos  - 50 agents for 5 minutes through faults; prints the table, exits 1 if a money rule broke"
 
 # Install the pinned dependency tree into .venv; redone when the pins change.
-$(VENV)/.installed: requirements.lock pyproject.toml
+$(VENV)/.installed: requirements.lock requirements-nodeps.lock pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.lock
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 

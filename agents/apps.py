@@ -8,13 +8,15 @@ class AgentsConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self) -> None:
-        from agents.mcp.managed import ManagedScheme  # (and the managed MCP pack, as a product spec)
+        from agents.mcp.managed import ManagedScheme, managed_owned  # (and the pack, as a product spec)
         from agents.models import A2aTask, AgentInteraction
-        from billing.front import scheme_register
+        from billing.front import ownership_register, scheme_register
         from catalog.feeds.retention import retention_register
 
         # MCP's X-API-Key pays from a managed pack's allowance first (billing/front/).
         scheme_register(ManagedScheme())
+        # A signed-in wallet's managed pack pays its MCP calls too (sign-in-with-x).
+        ownership_register("mcp_managed_pack", managed_owned)
 
         # Anyone may open A2A tasks and every answer of an agent surface is recorded: each row is
         # bounded (agents/a2a/store.py), and the feeds' pruning pass bounds how many are kept.

@@ -42,11 +42,16 @@ class BillingConfig(AppConfig):
 
         # Deposits waiting and payments undecided, read from the database when scraped.
         scrape_collector_register("billing", billing_metrics)
-        from billing.models import OwnershipChallenge
+        from billing.models import OwnershipChallenge, SignInNonce
         from catalog.feeds.retention import retention_register
 
         # Challenges are limited per requester, not per wallet alone: many requesters can add
         # rows, which the feeds' pruning pass deletes some days after they expired.
         retention_register(
             model=OwnershipChallenge, time_field="expires_at", days_setting="OWNERSHIP_CHALLENGE_RETENTION_DAYS"
+        )
+        # Used sign-in nonces: one row per signed-in call, useless once the nonce is past its
+        # NONCE_SECONDS (billing/x402/signin.py); pruned with the ownership challenges.
+        retention_register(
+            model=SignInNonce, time_field="created_at", days_setting="OWNERSHIP_CHALLENGE_RETENTION_DAYS"
         )

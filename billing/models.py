@@ -386,6 +386,21 @@ class NewsUnlock(models.Model):
         return f"{self.account_id} unlocked {self.news_item_id}"
 
 
+class SignInNonce(models.Model):
+    """A sign-in-with-x nonce a wallet has used (billing/x402/signin.py): the unique pair is
+    what makes each signed message good for one call."""
+
+    wallet_address = models.CharField(max_length=42, help_text="lower-case 0x address")
+    nonce = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["wallet_address", "nonce"], name="siwx_nonce_once")]
+
+    def __str__(self) -> str:
+        return f"{self.wallet_address} {self.nonce}"
+
+
 class CreditAdjustment(LedgerEntry):
     """The admin's form for a staff adjustment: it writes one ledger row (and the balance)."""
 

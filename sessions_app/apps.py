@@ -8,9 +8,9 @@ class SessionsAppConfig(AppConfig):
     verbose_name = "Prepaid sessions"
 
     def ready(self) -> None:
-        from billing.front import scheme_register
+        from billing.front import ownership_register, scheme_register
         from catalog.services import seeder_register
-        from sessions_app.rail import SessionScheme
+        from sessions_app.rail import SessionScheme, session_owned
         from sessions_app.sales import session_sales_register
         from sessions_app.services import session_packs_seed
 
@@ -22,5 +22,7 @@ class SessionsAppConfig(AppConfig):
         seeder_register(session_packs_seed)
         # A session token pays on every surface that takes sessions (billing/front/).
         scheme_register(SessionScheme())
+        # A signed-in wallet's own session pack pays too, without its token (sign-in-with-x).
+        ownership_register("session_pack", session_owned)
         # Calls paid by sessions count in every published sales figure.
         session_sales_register()

@@ -8,9 +8,12 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 from a2a_service.core.errors import Forbidden, NotFound, PaymentRequired, Unauthorized
 from billing.front import Brought, Sale
+from billing.models import Account
 from billing.rails.base import Content, Offer, Paid, Rail, Receipt, SessionReceipt
 from catalog.models import Sku
 from sessions_app.models import PrepaidSession
@@ -99,3 +102,23 @@ class SessionScheme:
 
     def rail(self, brought: Brought, sale: Sale) -> Rail:
         return session_payment(token=brought.header(TOKEN_HEADER), sku=sale.offer.name)
+
+
+def session_owned(address: str, account: Account | None, sale: Sale) -> Rail | None:
+    """Sign-in (billing/front/signin.py): the signed-in wallet bought a session pack that covers
+    this SKU and has calls left: one of its calls pays, as its token would (no USDC charged)."""
+    target = Sku.objects.live().filter(sku=sale.offer.name).first()
+    if target is None:
+        return None
+    session = (
+        PrepaidSession.objects.select_related("pack__sku")
+        .filter(
+            buyer__iexact=address,
+            expires_at__gt=timezone.now(),
+            calls_used__lt=F("calls_total"),
+            pack__covered_skus=target,
+        )
+        .order_by("expires_at", "id")
+        .first()
+    )
+    return SessionRail(session=session, sku=target) if session is not None else None

@@ -8,6 +8,7 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
+        from billing.front import ownership_register
         from catalog.editorial.track_record import live_fills_register
         from catalog.services import seeder_register
 
@@ -17,6 +18,7 @@ class WebhooksConfig(AppConfig):
             signals,  # noqa: F401  (event sources)
         )
         from .delegation.selectors import live_fills_by_desk
+        from .products import push_owned
         from .services import delivery_task_register, event_prices_seed
         from .tasks import deliver
 
@@ -25,3 +27,5 @@ class WebhooksConfig(AppConfig):
         delivery_task_register(deliver)
         # The scorecard's live_fills: catalog reads the fills through its hook.
         live_fills_register(live_fills_by_desk)
+        # A signed-in wallet's push entitlement owns what it pushes (sign-in-with-x).
+        ownership_register("push_entitlement", push_owned)

@@ -13,7 +13,10 @@ from django.utils import timezone
 from pydantic import BaseModel, Field
 
 from a2a_service.core.money import usdc_from_atomic
+from billing.front import Sale
+from billing.front.signin import OwnedRail
 from billing.models import Account
+from billing.rails.base import Rail
 from billing.selectors.credits import payer_account
 from catalog.products.briefs import MorningBriefFullOut, brief_available, brief_latest, brief_payload
 from catalog.products.registry import ProductCall, product
@@ -229,3 +232,20 @@ def webhook_outcome_pricing(call: ProductCall) -> dict[str, Any]:
         "refunded",
         "signal_desk_pack": call.base_url + "/api/a2a/x402/webhooks/signal-desk-pack",
     }
+
+
+# What a push entitlement owns, for sign-in (billing/front/signin.py): the SKU whose content the
+# entitlement pushes -> the event kind it must cover.
+PUSHED_SKUS = {"morning_brief": "morning_brief"}
+
+
+def push_owned(address: str, account: Account | None, sale: Sale) -> Rail | None:
+    """A signed-in wallet whose account holds an unexpired push entitlement covering what it asks
+    for (the morning brief, pushed to it for the period it paid): served without a charge."""
+    kind = PUSHED_SKUS.get(sale.offer.name)
+    if account is None or kind is None:
+        return None
+    active = PushEntitlement.objects.filter(account=account, expires_at__gt=timezone.now())
+    if not any(entitlement.covers(kind) for entitlement in active):
+        return None
+    return OwnedRail(wallet_address=address, account=account)

@@ -22,6 +22,7 @@ from a2a.types import Message
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, UnsupportedOperationError
 from django.conf import settings
 from rest_framework.request import Request
+from x402.extensions.sign_in_with_x import SIGN_IN_WITH_X
 from x402.schemas import SettleResponse
 
 from a2a_service.core.errors import ApiError, NotFound, ProductUnavailable, RequestValidationError
@@ -45,6 +46,7 @@ from billing.front.schemes import IDEMPOTENCY_KEY_MAX
 from billing.models import Account
 from billing.paid_call import Offer, paid_offer
 from billing.x402.challenge import Challenge, challenge_required_json
+from billing.x402.signin import HEADER as SIGN_IN_HEADER
 from catalog.models import CatalogAgent
 from catalog.selectors.payment import absolute
 
@@ -69,6 +71,12 @@ class Ctx:
     @property
     def api_key(self) -> str:
         return str(self.request.headers.get("X-API-Key", "")).strip()
+
+    @property
+    def sign_in(self) -> str:
+        """A sign-in-with-x message signed for the task's 402 (billing/front/signin.py), as an
+        HTTP header."""
+        return str(self.request.headers.get(SIGN_IN_HEADER, "")).strip()
 
 
 # --- A2A objects (1.0 JSON) ------------------------------------------------------------------
@@ -241,8 +249,11 @@ def _continue(ctx: Ctx, task: A2aTask, message: Message) -> A2aTask:
                 f"{x.STATUS} is {x.PAYMENT_SUBMITTED} but {x.PAYLOAD} does not hold the signed x402 PaymentPayload"
             )
         return _claimed(ctx, task, user, _brought(ctx, user, payload))
-    if ctx.api_key:
-        return _claimed(ctx, task, user, _brought(ctx, user))
+    # A sign-in: the HTTP header, or the message's metadata (for clients without headers).
+    in_metadata = metadata.get(SIGN_IN_WITH_X)
+    sign_in = in_metadata if isinstance(in_metadata, str) else ctx.sign_in
+    if ctx.api_key or sign_in:
+        return _claimed(ctx, task, user, _brought(ctx, user, sign_in=sign_in))
     # Neither paid nor declined: the requirements again (at today's price), if there is
     # something to deliver. The message asks the task's question again, unpaid: it is not
     # stored, so repeating it grows nothing.
@@ -417,11 +428,13 @@ def _payment_failed(
     )
 
 
-def _brought(ctx: Ctx, user: list[dict[str, Any]], payload: dict[str, Any] | None = None) -> Brought:
+def _brought(
+    ctx: Ctx, user: list[dict[str, Any]], payload: dict[str, Any] | None = None, *, sign_in: str = ""
+) -> Brought:
     """What the message pays with: the a2a-x402 payload of its metadata, the request's X-API-Key.
     A message sent again (same messageId, as a client retrying after a lost answer does) is the
     same credit call: its Idempotency-Key answers it with the first call's content, charged once."""
-    headers = {"X-API-Key": ctx.api_key}
+    headers = {"X-API-Key": ctx.api_key, SIGN_IN_HEADER: sign_in or ctx.sign_in}
     message_id = str(user[-1].get("messageId", "")) if user else ""
     key = f"{IDEMPOTENCY_PREFIX}{message_id}"
     if message_id and len(key) <= IDEMPOTENCY_KEY_MAX:

@@ -146,7 +146,13 @@ def well_known_x402(base: str) -> s.WellKnownX402Out:
         network=settings.X402_NETWORK,
         asset=settings.USDC_ADDRESS,
         payTo=settings.TREASURY_ADDRESS,
-        payment_headers={"v2": "PAYMENT-SIGNATURE", "v1": "X-PAYMENT", "challenge": "PAYMENT-REQUIRED"},
+        payment_headers={
+            "v2": "PAYMENT-SIGNATURE",
+            "v1": "X-PAYMENT",
+            "challenge": "PAYMENT-REQUIRED",
+            # The 402's sign-in-with-x message, signed: instead of paying (billing/front/signin.py).
+            "sign_in": "SIGN-IN-WITH-X",
+        },
         schemes=x402_schemes(),
         extensions=x402_extensions(),
         resources=resources,

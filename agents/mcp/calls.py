@@ -19,12 +19,14 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from pydantic import ValidationError
 from rest_framework.request import Request
+from x402.extensions.sign_in_with_x import SIGN_IN_WITH_X
 from x402.mcp.constants import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
 
 from a2a_service.core.errors import ApiError, NotFound, RequestValidationError, database_unavailable
@@ -47,8 +49,9 @@ STATUS_META_KEY = "a2a/status"
 RECEIPT_META_KEY = "a2a/receipt"
 ARGUMENTS = "arguments"  # the loc of a broken argument: ["arguments", <field>]
 # The schemes a paid tool takes, in the order they are looked for (billing/front/): an x402
-# proof in _meta, else the X-API-Key's managed allowance or credits (agents/mcp/managed.py).
-ACCEPTS = ("x402", "mcp_managed")
+# proof in _meta, else a sign-in (SIGN-IN-WITH-X as an HTTP header or in _meta: what the wallet
+# owns, else its credits), else the X-API-Key's managed allowance or credits (agents/mcp/managed.py).
+ACCEPTS = ("x402", "siwx", "mcp_managed")
 
 
 @dataclass
@@ -131,7 +134,10 @@ def _answer(request: Request, name: str, arguments: dict[str, Any], meta: dict[s
         asking=f"{name} costs {price:g} USDC: pay it with x402 (_meta['{MCP_PAYMENT_META_KEY}']) or send your "
         "X-API-Key",
     )
-    brought = Brought(headers=request.headers, x402_payload=meta.get(MCP_PAYMENT_META_KEY), proof_in="metadata")
+    headers: Mapping[str, str] = request.headers
+    if isinstance(meta.get(SIGN_IN_WITH_X), str):  # a sign-in in _meta, for clients without headers
+        headers = {**request.headers, "SIGN-IN-WITH-X": meta[SIGN_IN_WITH_X]}
+    brought = Brought(headers=headers, x402_payload=meta.get(MCP_PAYMENT_META_KEY), proof_in="metadata")
     result = payment_sell(brought=brought, sale=sale)
     if isinstance(result, Sold):
         return _paid(result.charge, result.content)

@@ -146,3 +146,13 @@ class ManagedScheme:
 
     def rail(self, brought: Brought, sale: Sale) -> Rail:
         return ManagedCallRail(account=key_account(brought.header("X-API-Key")), reference=sale.reference)
+
+
+def managed_owned(address: str, account: Account | None, sale: Sale) -> Rail | None:
+    """Sign-in on /mcp (billing/front/signin.py): the signed-in wallet's account holds a managed
+    pack with calls left that covers this tool: its allowance pays, as the account's key would."""
+    if account is None or not sale.reference.startswith(MCP_PATH + " ") or sale.offer.product.effects:
+        return None
+    if mcp_allowance_remaining(account_id=account.id) <= 0:
+        return None
+    return ManagedCallRail(account=account, reference=sale.reference)

@@ -179,6 +179,15 @@ def x402_view(sku_name: str, headline: str, params: type[QueryModel] | None) -> 
                 required=False,
                 description="instead of x402: debit the price from prepaid credits",
             ),
+            OpenApiParameter(
+                "SIGN-IN-WITH-X",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="instead of paying: the 402's sign-in-with-x message signed by the wallet "
+                "(x402 SDK clients send it; base64 JSON). What the wallet owns comes free, else its "
+                "verified credit account pays; one call per signed message",
+            ),
             WHALE_TOKEN_PARAMETER,
             IDEMPOTENCY_KEY_HEADER,
         ],

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from billing.front.schemes import SCHEMES, Scheme, key_account, key_brought, scheme_register
 from billing.front.sell import payment_brought, payment_choose, payment_pay, payment_result, payment_sell
+from billing.front.signin import ownership_register  # (registers the sign-in scheme)
 from billing.front.types import DEFAULT_ACCEPTS, Brought, Charge, Chosen, PayResult, Refused, Sale, Sold
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Sold",
     "key_account",
     "key_brought",
+    "ownership_register",
     "payment_brought",
     "payment_choose",
     "payment_pay",

@@ -23,8 +23,12 @@ from billing.x402.challenge import Challenge
 ProofIn = Literal["headers", "metadata"]
 # The schemes a surface takes unless it says otherwise, in the order they are looked for: a
 # scheme added here is taken by every such surface (the REST paid paths, the marketplace, A2A)
-# without a change to any of them.
-DEFAULT_ACCEPTS: tuple[str, ...] = ("x402", "credits")
+# without a change to any of them. A payment proof first: it is an explicit, single-use order to
+# pay this call (left unused, a signed authorization would stay open). Then sign-in (`siwx`,
+# billing/front/signin.py) before the API key: it is the one scheme that looks at everything the
+# wallet already owns (a pack, an entitlement, an unlocked item) before charging, and when it owns
+# nothing it charges the same credits the key would. The SDK's clients prefer it to paying too.
+DEFAULT_ACCEPTS: tuple[str, ...] = ("x402", "siwx", "credits")
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ by catalog/products/availability.py drops them all the same way, and a product w
 check has its challenge stored for PRODUCT_AVAILABILITY_RECHECK_SECONDS only (in Redis and
 in each process's copy), since its data may go stale with no write to announce it.
 Challenges served from a process's copy are counted in memory and added to the Redis
-counters every second (and at exit). Requests with a payment proof, an API key, an
-Origin (CORS), or a query other than the product's own parameters always go to Django."""
+counters every second (and at exit). Requests with a payment proof, a sign-in, an API key,
+an Origin (CORS), or a query other than the product's own parameters always go to Django.
+Every response served here gets a sign-in nonce of its own (billing/x402/signin.py)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
+from billing.x402.signin import siwx_renonce
 from billing.x402.upto import upto_fingerprint
 from catalog.products.availability import AVAILABILITY_HASH, AVAILABLE
 
@@ -154,6 +156,12 @@ def _decode(stored: bytes) -> tuple[Answer, float]:
     return (f"challenge|{sku.decode()}", body, headers), int(until_ms) / 1000 - time.time()
 
 
+def _fresh(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The stored headers with a sign-in nonce of this response's own (the same length: the
+    Content-Length, of the body, is unchanged)."""
+    return [(name, siwx_renonce(value) if name == "PAYMENT-REQUIRED" else value) for name, value in headers]
+
+
 class ChallengeFastPath:
     """WSGI middleware around Django's application."""
 
@@ -168,6 +176,7 @@ class ChallengeFastPath:
             or environ.get("REQUEST_METHOD") != "GET"
             or "HTTP_PAYMENT_SIGNATURE" in environ
             or "HTTP_X_PAYMENT" in environ
+            or "HTTP_SIGN_IN_WITH_X" in environ
             or "HTTP_X_API_KEY" in environ
             or "HTTP_X_WHALE_TOKEN" in environ  # checked (401) and rate-limited by Django
             or "HTTP_ORIGIN" in environ
@@ -183,7 +192,7 @@ class ChallengeFastPath:
         if local is not None:
             LOCAL.count(local[0])
             environ[ENVIRON_LAYER] = "challenge_cache"
-            start_response("402 Payment Required", local[2])
+            start_response("402 Payment Required", _fresh(local[2]))
             return [local[1]]
         generation = LOCAL.generation()
         try:
@@ -199,5 +208,5 @@ class ChallengeFastPath:
             return self.app(environ, start_response)
         LOCAL.put(key, decoded, generation, ttl=remaining)
         environ[ENVIRON_LAYER] = "challenge_cache"
-        start_response("402 Payment Required", decoded[2])
+        start_response("402 Payment Required", _fresh(decoded[2]))
         return [decoded[1]]

@@ -33,6 +33,7 @@ from sessions_app.models import PrepaidSession
 from sessions_app.services import session_create
 from tests.support.marketdata import sentiment_market_write
 from tests.support.payments import balance, balances, funded, payer_client
+from tests.support.signin import required_static
 
 SKU = "sentiment"
 PRICE = 50_000  # 0.05 USDC
@@ -300,7 +301,8 @@ def test_an_unpaid_call_gets_the_challenge_the_rest_402_shows(api):
     )
     assert asked.challenge is not None and asked.challenge.price_atomic == PRICE
     shown = decode_payment_required_header(rest.headers["PAYMENT-REQUIRED"])
-    assert challenge_required(asked.challenge, "payment_required") == shown
+    # The same challenge, but for the sign-in fields drawn per 402 (nonce, issuedAt, expirationTime).
+    assert required_static(challenge_required(asked.challenge, "payment_required")) == required_static(shown)
     # A refused key is a refusal with its status, not a rail; nothing was charged.
     refused = payment_choose(brought=Brought(headers={"X-API-Key": "a2a_nope"}), sale=sale)
     assert isinstance(refused, Refused) and (refused.kind, refused.status, refused.scheme) == (

@@ -14,6 +14,7 @@ from werkzeug.test import Client
 from a2a_service.wsgi import application, django_application
 from billing.x402.fastpath import LOCAL
 from catalog.models import EditorialPiece
+from tests.support.signin import required_but_nonce
 
 pytestmark = pytest.mark.django_db
 BRIEF = "/api/a2a/x402/morning-brief"
@@ -90,4 +91,8 @@ def test_https_answers_of_the_fast_path_carry_hsts(wsgi, fast_path_calls):
     assert second.status_code == 402
     assert fast_path_calls == [], "the second challenge should come from the fast path"
     assert second.headers.get_all("Strict-Transport-Security") == ["max-age=3600; includeSubDomains"]
-    assert second.headers["PAYMENT-REQUIRED"] == first.headers["PAYMENT-REQUIRED"]
+    # The same challenge (with a sign-in nonce of its own: billing/x402/signin.py).
+    assert (
+        required_but_nonce(second.headers["PAYMENT-REQUIRED"])[0]
+        == required_but_nonce(first.headers["PAYMENT-REQUIRED"])[0]
+    )

@@ -16,8 +16,10 @@ from werkzeug.test import Client
 from a2a_service.core.redisconn import channel, redis_client
 from a2a_service.wsgi import application
 from billing.x402.fastpath import CHANNEL, LOCAL
+from billing.x402.signin import siwx_nonce_valid
 from catalog.counters import counters_pending
 from catalog.models import EditorialPiece, NewsItem, Sku
+from tests.support.signin import required_but_nonce
 
 pytestmark = pytest.mark.django_db
 BRIEF = "/api/a2a/x402/morning-brief"
@@ -65,10 +67,15 @@ def test_second_unpaid_call_is_served_from_redis_with_the_same_answer(wsgi):
         application.app = original_app
     assert calls == [], "Django was called for a stored challenge"
     assert second.status_code == 402
-    assert second.headers["PAYMENT-REQUIRED"] == first.headers["PAYMENT-REQUIRED"]
+    # The same challenge, each with a sign-in nonce of its own (billing/x402/signin.py).
+    (one, nonce1), (two, nonce2) = (
+        required_but_nonce(r.headers["PAYMENT-REQUIRED"]) for r in (first, second)
+    )
+    assert two == one and nonce2 != nonce1 and siwx_nonce_valid(nonce2)
     assert json.loads(second.data) == json.loads(first.data)
     third = wsgi.get(BRIEF)  # from this process's copy: no Redis round trip
-    assert third.headers["PAYMENT-REQUIRED"] == first.headers["PAYMENT-REQUIRED"]
+    three, nonce3 = required_but_nonce(third.headers["PAYMENT-REQUIRED"])
+    assert three == one and nonce3 not in (nonce1, nonce2) and siwx_nonce_valid(nonce3)
     LOCAL.flush_counts()
     assert counters_pending(since=timezone.now().date())["challenge"] == 3
 
