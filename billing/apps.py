@@ -12,6 +12,7 @@ class BillingConfig(AppConfig):
             products,  # noqa: F401  (billing's product specs)
             signals,  # noqa: F401  (drops stored 402 challenges on SKU writes)
         )
+        from billing.x402 import bazaar  # noqa: F401  (every 402 declares its `bazaar` discovery)
         from billing.bounties import products as bounty_products  # noqa: F401  (the `bounties` product)
         from billing.models import BillingSettings
         from billing.services import billing_seed
