@@ -12,7 +12,6 @@ class BillingConfig(AppConfig):
             products,  # noqa: F401  (billing's product specs)
             signals,  # noqa: F401  (drops stored 402 challenges on SKU writes)
         )
-        from billing.x402 import bazaar  # noqa: F401  (every 402 declares its `bazaar` discovery)
         from billing.bounties import products as bounty_products  # noqa: F401  (the `bounties` product)
         from billing.models import BillingSettings
         from billing.services import billing_seed
@@ -49,3 +48,5 @@ class BillingConfig(AppConfig):
         retention_register(
             model=OwnershipChallenge, time_field="expires_at", days_setting="OWNERSHIP_CHALLENGE_RETENTION_DAYS"
         )
+        # Every x402 challenge declares its `bazaar` discovery (billing/x402/challenge.py's table).
+        from billing.x402 import bazaar  # noqa: F401

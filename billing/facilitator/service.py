@@ -26,6 +26,7 @@ from x402.mechanisms.evm.types import TransactionReceipt
 from x402.schemas import SettleResponse, VerifyResponse
 
 from a2a_service.core.redisconn import redis_client
+from billing.facilitator.discovery import discovery_hooks_register
 from billing.facilitator.nonces import FileNonces, NonceLockUnavailable, NonceSequence, RedisNonces
 
 logger = logging.getLogger(__name__)
@@ -271,6 +272,8 @@ def _build(
     # payer who emptied the wallet after verify costs a refused settle, not a reverted
     # transaction whose gas the facilitator pays.
     register_exact_evm_facilitator(facilitator, signer, networks=network, simulate_in_settle=True)
+    # Bazaar: the resources declared in the payments it verifies and settles are catalogued.
+    discovery_hooks_register(facilitator)
     return facilitator, signer
 
 

@@ -121,11 +121,13 @@ def bazaar_get_declaration(spec: ProductSpec) -> dict[str, Any]:
     return bazaar_finish(declared, method="GET")
 
 
-def bazaar_body_declaration(spec: ProductSpec, *, body_schema: dict[str, Any], method: str = "POST") -> dict[str, Any]:
+def bazaar_body_declaration(
+    spec: ProductSpec, *, body_schema: dict[str, Any], method: str = "POST"
+) -> dict[str, Any]:
     """A route taking a JSON body (body_schema; `$defs` at its top, as model_schema gives)."""
-    declared = declare_discovery_extension(input_schema=body_schema, body_type="json", output=output_config(spec))[
-        BAZAAR.key
-    ]
+    declared = declare_discovery_extension(
+        input_schema=body_schema, body_type="json", output=output_config(spec)
+    )[BAZAAR.key]
     return bazaar_finish(declared, method=method)
 
 
@@ -172,7 +174,9 @@ def _strip(node: Any) -> Any:
             if key in DROPPED_KEYS:
                 continue
             # "properties" maps field names (a field may be named "description"): kept as is.
-            out[key] = {k: _strip(v) for k, v in value.items()} if key in ("properties", "$defs") else _strip(value)
+            out[key] = (
+                {k: _strip(v) for k, v in value.items()} if key in ("properties", "$defs") else _strip(value)
+            )
         return out
     if isinstance(node, list):
         return [_strip(v) for v in node]
@@ -191,8 +195,6 @@ def _hoist_defs(declaration: dict[str, Any]) -> dict[str, Any]:
             defs = node.pop("$defs", None)
             if isinstance(defs, dict):
                 prefix = f"d{len(hoisted)}_"
-                for name, sub in defs.items():
-                    hoisted[prefix + name] = None  # reserve the name before walking (recursion)
                 for name, sub in defs.items():
                     hoisted[prefix + name] = walk_refs(sub, prefix)
                 return walk_refs(node, prefix)
@@ -260,7 +262,9 @@ def _example(node: dict[str, Any], defs: dict[str, Any], depth: int) -> Any:
         kind = "null" if "null" in kind else kind[0]
     if kind == "object" or "properties" in node:
         props = node.get("properties", {})
-        return {name: _example(props[name], defs, depth + 1) for name in node.get("required", []) if name in props}
+        return {
+            name: _example(props[name], defs, depth + 1) for name in node.get("required", []) if name in props
+        }
     if kind == "array":
         count = int(node.get("minItems", 0))
         items = node.get("items", {})
