@@ -86,6 +86,10 @@ def payment_named(brought: Brought, sale: Sale) -> Named | None:
         return None
     if PAYMENT_IDENTIFIER not in payload.extensions:
         return None
+    declared = payload.extensions[PAYMENT_IDENTIFIER]
+    info = declared.get("info") if isinstance(declared, dict) else None
+    if not isinstance(info, dict) or info.get("id") is None:
+        return None  # the 402's declaration echoed back without a name: an unnamed payment
     key, validation = extract_and_validate_payment_identifier(payload)
     if not validation.valid or key is None:
         raise RequestValidationError.single(
