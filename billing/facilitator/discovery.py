@@ -178,7 +178,7 @@ def discovered_resource_upsert(
         f"ON CONFLICT ({qn('resource')}, {qn('method')}, {qn('tool_name')}) DO UPDATE SET {sets}, "
         f"{qn('accepts')} = {merged} RETURNING {qn('id')}"
     )
-    values = [
+    values: list[Any] = [
         resource[:500],
         method[:8],
         tool_name[:128],

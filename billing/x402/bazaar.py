@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # the SDK's dependency; no stubs
 from pydantic import BaseModel
 from x402.extensions.bazaar import (
     BAZAAR,
@@ -92,6 +92,7 @@ def bazaar_declaration(context: ChallengeContext) -> dict[str, Any] | None:
 
 
 def _build(spec: ProductSpec, kind: str) -> dict[str, Any] | None:
+    declaration: dict[str, Any] | None
     try:
         if kind == "get":
             declaration = bazaar_get_declaration(spec)
@@ -164,7 +165,8 @@ def output_config(spec: ProductSpec) -> OutputConfig | None:
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     """A model's JSON schema without titles and prose, its `$defs` kept (inlining them would
     repeat every shared sub-model)."""
-    return _strip(model.model_json_schema())
+    stripped: dict[str, Any] = _strip(model.model_json_schema())
+    return stripped
 
 
 def _strip(node: Any) -> Any:
