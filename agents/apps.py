@@ -15,6 +15,11 @@ class AgentsConfig(AppConfig):
 
         # MCP's X-API-Key pays from a managed pack's allowance first (billing/front/).
         scheme_register(ManagedScheme())
+        from agents.discovery.marketplace import marketplace_bazaar
+        from billing.x402.bazaar import bazaar_route_register
+
+        # The marketplace's 402s declare its POST body for discovery (x402 bazaar).
+        bazaar_route_register("/api/a2a/marketplace/execute", marketplace_bazaar)
 
         # Anyone may open A2A tasks and every answer of an agent surface is recorded: each row is
         # bounded (agents/a2a/store.py), and the feeds' pruning pass bounds how many are kept.

@@ -123,11 +123,11 @@ def bazaar_get_declaration(spec: ProductSpec) -> dict[str, Any]:
 
 
 def bazaar_body_declaration(
-    spec: ProductSpec, *, body_schema: dict[str, Any], method: str = "POST"
+    spec: ProductSpec, *, body_schema: dict[str, Any], example: dict[str, Any], method: str = "POST"
 ) -> dict[str, Any]:
-    """A route taking a JSON body (body_schema; `$defs` at its top, as model_schema gives)."""
+    """A route taking a JSON body (body_schema, which `example` satisfies)."""
     declared = declare_discovery_extension(
-        input_schema=body_schema, body_type="json", output=output_config(spec)
+        input=example, input_schema=body_schema, body_type="json", output=output_config(spec)
     )[BAZAAR.key]
     return bazaar_finish(declared, method=method)
 

@@ -225,3 +225,24 @@ def test_a_forged_declaration_is_not_catalogued():
         }
     )
     assert extract_discovery_info(payload, payload.accepted) is None
+
+
+def test_the_marketplace_declares_its_post_body():
+    """POST /api/a2a/marketplace/execute (registered by the agents app): a JSON body naming the
+    capability and the product's parameters."""
+    declared = bazaar_declaration_for("sentiment", "https://shop.example/api/a2a/marketplace/execute")
+    assert declared is not None
+    assert validate_and_extract(declared).valid and validate_discovery_extension_spec(declared).valid
+    info = declared["info"]["input"]
+    assert (info["method"], info["bodyType"], info["body"]["capability"]) == ("POST", "json", "sentiment")
+    body = declared["schema"]["properties"]["input"]["properties"]["body"]
+    assert body["properties"]["capability"]["enum"] == ["sentiment"]
+    # A path that declares nothing of its own gets no declaration rather than a wrong one.
+    assert bazaar_declaration_for("sentiment", "https://shop.example/api/a2a/elsewhere") is None
+
+
+def bazaar_declaration_for(sku: str, url: str) -> dict | None:
+    from billing.x402.challenge import ChallengeContext
+
+    context = ChallengeContext(sku=sku, description="", price_atomic=1, resource_url=url, exact=None)  # type: ignore[arg-type]
+    return bazaar_declaration(context)

@@ -17,10 +17,13 @@ from x402.http.utils import decode_payment_response_header
 from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
 from x402.mcp.types import MCPToolResult
 from x402.mcp.utils import extract_payment_required_from_result
+from x402.schemas import PaymentRequired
 
+from agents.a2a import extension as x
 from billing.credits import ledger_audit
 from billing.models import LedgerEntry, Payment, PaymentIdentifier
 from catalog.products import registry
+from tests.support.a2a_x402 import BRIEF_SKU, ask, submit
 from tests.support.mcp_rpc import STATUS_SKU, call
 from tests.support.payments import BRIEF, BRIEF_PRICE, balances, challenge
 from tests.support.x402_extensions import named_payload, payment_header
@@ -176,3 +179,28 @@ def test_mcp_meta_payment_identifier_is_answered_once(paid_stack):
     assert balances(paid_stack) == after and Payment.objects.count() == 1
     assert ledger_audit() == []
     session.close()
+
+
+def test_a2a_payment_identifier_answers_a_new_task_with_the_first_result(paid_stack, brief):
+    """The a2a-x402 extension: the same named payload submitted on a second task for the same
+    skill completes it with the first answer and its receipt, nothing settled again."""
+    first_task = ask(paid_stack, BRIEF_SKU)
+    required = PaymentRequired.model_validate(first_task["status"]["message"]["metadata"][x.REQUIRED])
+    payment_id = generate_payment_id()
+    payload = named_payload(required, payment_id).model_dump(mode="json", by_alias=True, exclude_none=True)
+    before = balances(paid_stack)
+    done = submit(paid_stack, first_task["id"], payload)["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+    second = submit(paid_stack, ask(paid_stack, BRIEF_SKU)["id"], payload)["result"]["task"]
+    assert second["status"]["state"] == "TASK_STATE_COMPLETED", second
+    assert second["artifacts"][0]["parts"] == done["artifacts"][0]["parts"]
+    receipts = [t["status"]["message"]["metadata"][x.RECEIPTS] for t in (done, second)]
+    assert receipts[0] == receipts[1]
+    after = balances(paid_stack)
+    assert before[0] - after[0] == BRIEF_PRICE and Payment.objects.count() == 1
+    other = named_payload(required, payment_id).model_dump(mode="json", by_alias=True, exclude_none=True)
+    refused = submit(paid_stack, ask(paid_stack, BRIEF_SKU)["id"], other)["result"]["task"]
+    assert refused["status"]["state"] != "TASK_STATE_COMPLETED", refused
+    assert "payment_identifier_conflict" in json.dumps(refused["status"])
+    assert balances(paid_stack) == after and Payment.objects.count() == 1
+    assert ledger_audit() == []
