@@ -4,6 +4,7 @@ once a payment for it is settled, listing it to the SDK's bazaar facilitator cli
 
 from __future__ import annotations
 
+import base64
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -246,3 +247,29 @@ def bazaar_declaration_for(sku: str, url: str) -> dict | None:
 
     context = ChallengeContext(sku=sku, description="", price_atomic=1, resource_url=url, exact=None)  # type: ignore[arg-type]
     return bazaar_declaration(context)
+
+
+def test_the_declarations_fit_in_the_payment_header_clients_echo_them_in(settings):
+    """x402 clients copy the 402's extensions into their payment: with the largest product's
+    declaration, the payment header stays under PAYMENT_HEADER_MAX_BYTES (with room for a
+    signature and a few more extensions)."""
+    largest = 0
+    for spec in (s for s in specs_all() if s.built):
+        built = challenge_build(
+            sku=spec.sku,
+            description=spec.headline,
+            price_atomic=10_000,
+            resource_url="https://a.example" + spec.full_path,
+        )
+        echoed = {
+            "x402Version": 2,
+            "payload": {
+                "signature": "0x" + "a" * 130,
+                "authorization": {"nonce": "0x" + "f" * 64, "x": "0" * 200},
+            },
+            "accepted": built.v2.model_dump(by_alias=True, mode="json"),
+            "resource": built.resource.model_dump(by_alias=True, mode="json"),
+            "extensions": built.extensions,
+        }
+        largest = max(largest, len(base64.b64encode(json.dumps(echoed).encode())))
+    assert largest < settings.PAYMENT_HEADER_MAX_BYTES * 0.8, largest
