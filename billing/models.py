@@ -407,7 +407,7 @@ class PaymentIdentifier(models.Model):
     state = models.CharField(max_length=12, choices=State.choices, default=State.CLAIMED)
     # The running attempt holding the claim ("" once it gave it up: the same payload may run again).
     attempt = models.CharField(max_length=32, blank=True, default="")
-    claimed_at = models.DateTimeField()
+    claimed_at = models.DateTimeField(db_index=True)
     scheme = models.CharField(max_length=32, blank=True, default="")
     sku = models.CharField(max_length=64, blank=True, default="")
     content = models.JSONField(null=True, blank=True)
