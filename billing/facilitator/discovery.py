@@ -1,11 +1,16 @@
 """The self-hosted facilitator's Bazaar catalog: the resources whose `bazaar` declaration it
-saw in a payment it verified or settled (the SDK's facilitator helper extracts and validates
-the declaration), and the discovery list facilitators serve from it
+saw in a payment it settled (the SDK's facilitator helper extracts and validates the
+declaration), and the discovery list facilitators serve from it
 (GET <facilitator>/discovery/resources, which x402.extensions.bazaar's facilitator client
 reads: type, payTo, scheme, network, extensions, limit, offset -> x402Version, items,
 pagination).
 
-Cataloguing never fails a payment: it runs after a successful verify or settle, in its own
+Settled, not merely verified: /verify is public, and a stranger's verified (never settled)
+authorization would otherwise list whatever resource and declaration it names. A settle is
+this service's own claimed sale, and the resource must be this service's (PUBLIC_BASE_URL's
+origin when set, or an MCP tool of ours).
+
+Cataloguing never fails a payment: it runs after a successful settle, in its own
 savepoint, and an error is logged and dropped. A resource is one row per URL and method (or
 MCP tool), written by one INSERT … ON CONFLICT DO UPDATE, so concurrent settlements of the
 same resource never race a read against a write; the payment kinds seen are merged into the
@@ -22,12 +27,14 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 from x402 import x402FacilitatorSync
 from x402.extensions.bazaar import BAZAAR, McpDiscoveryInfo, extract_discovery_info
-from x402.schemas.hooks import SettleResultContext, VerifyResultContext
+from x402.schemas.hooks import SettleResultContext
 
 from billing.models import DiscoveredResource
 
@@ -67,15 +74,19 @@ SEEN = _Seen()
 
 
 def discovery_hooks_register(facilitator: x402FacilitatorSync) -> None:
-    """Declare the extension (listed by /supported) and catalogue after verify and settle."""
+    """Declare the extension (listed by /supported) and catalogue after a settlement."""
     facilitator.register_extension(BAZAAR)
-    facilitator.on_after_verify(_after_verify)
     facilitator.on_after_settle(_after_settle)
 
 
-def _after_verify(context: VerifyResultContext) -> None:
-    if context.result.is_valid:
-        discovery_catalog(context.payment_payload, context.requirements)
+def _ours(url: str) -> bool:
+    if url.startswith("mcp://tool/"):
+        return True
+    base = settings.PUBLIC_BASE_URL
+    if not base:
+        return True  # no public origin configured (development): the request's own host
+    ours, theirs = urlsplit(base), urlsplit(url)
+    return (theirs.scheme, theirs.netloc) == (ours.scheme, ours.netloc)
 
 
 def _after_settle(context: SettleResultContext) -> None:
@@ -102,7 +113,7 @@ def discovery_catalog(payload: Any, requirements: Any) -> DiscoveredResource | N
         if SEEN.fresh(digest):
             return None
         found = extract_discovery_info(payload, requirements)
-        if found is None:
+        if found is None or not _ours(found.resource_url):
             return None
         row = discovered_resource_upsert(
             resource=found.resource_url,

@@ -68,8 +68,8 @@ class FacilitatorDiscoveryView(ApiView):
     @extend_schema(
         tags=["x402"],
         summary="Facilitator: discovery list (Bazaar) of the resources it has seen",
-        description="The resources whose x402 `bazaar` declaration this facilitator saw in a payment it verified "
-        "or settled, newest first: how to call each (method, input schema), what it answers (output schema "
+        description="The resources whose x402 `bazaar` declaration this facilitator saw in a payment it settled "
+        "(this service's own), newest first: how to call each (method, input schema), what it answers (output schema "
         "and example) and how to pay it (`accepts`). The list x402's bazaar facilitator client reads "
         "(`list_resources`).",
         operation_id="facilitator_discovery_resources",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ from billing.models import PaymentIdentifier
 from billing.rails.base import X402Receipt
 from billing.x402.challenge import ChallengeContext, extension_register
 from billing.x402.proof import PaymentRejected, proof_decode, proof_decode_object
+
+logger = logging.getLogger(__name__)
 
 # A claim older than this whose call never answered (its process died) is taken over.
 CLAIM_STALE_SECONDS = 120
@@ -131,7 +134,10 @@ def payment_named_sell(named: Named, sale: Sale, sell: Callable[[], Sold | Refus
     try:
         result = sell()
     except BaseException:
-        _give_up(named)
+        try:
+            _give_up(named)
+        except Exception:  # the database lost too: the claim goes stale and is taken over
+            logger.warning("payment identifier %s: the claim could not be given up", named.key)
         raise
     if isinstance(result, Sold) and not result.charge.replay:
         _answer(named, sale, result)

@@ -22,7 +22,7 @@ from x402.mcp import MCP_PAYMENT_META_KEY
 from x402.schemas import PaymentPayload
 
 from billing.credits import ledger_audit
-from billing.facilitator.discovery import SEEN, discovered_resource_upsert
+from billing.facilitator.discovery import SEEN, discovered_resource_upsert, discovery_catalog
 from billing.models import DiscoveredResource, Payment
 from billing.x402.bazaar import bazaar_declaration
 from billing.x402.challenge import challenge_build
@@ -273,3 +273,35 @@ def test_the_declarations_fit_in_the_payment_header_clients_echo_them_in(setting
         }
         largest = max(largest, len(base64.b64encode(json.dumps(echoed).encode())))
     assert largest < settings.PAYMENT_HEADER_MAX_BYTES * 0.8, largest
+
+
+@pytest.mark.django_db
+def test_only_this_services_resources_are_catalogued(settings):
+    settings.PUBLIC_BASE_URL = "https://shop.example"
+    SEEN.clear()
+    declared = bazaar_declaration_for_brief()
+
+    def payload(url: str) -> PaymentPayload:
+        return PaymentPayload.model_validate(
+            {
+                "x402Version": 2,
+                "payload": {},
+                "accepted": {
+                    "scheme": "exact",
+                    "network": "eip155:8453",
+                    "asset": "0x" + "1" * 40,
+                    "amount": "80000",
+                    "payTo": "0x" + "2" * 40,
+                    "maxTimeoutSeconds": 60,
+                },
+                "resource": {"url": url, "description": "brief", "mimeType": "application/json"},
+                "extensions": {"bazaar": declared},
+            }
+        )
+
+    elsewhere = payload("https://evil.example/api/a2a/x402/morning-brief")
+    assert discovery_catalog(elsewhere, elsewhere.accepted) is None
+    ours = payload("https://shop.example/api/a2a/x402/morning-brief?x=1")
+    row = discovery_catalog(ours, ours.accepted)
+    assert row is not None and row.resource == "https://shop.example/api/a2a/x402/morning-brief"
+    assert DiscoveredResource.objects.count() == 1
