@@ -17,6 +17,11 @@ class AgentsConfig(AppConfig):
         scheme_register(ManagedScheme())
         # A signed-in wallet's managed pack pays its MCP calls too (sign-in-with-x).
         ownership_register("mcp_managed_pack", managed_owned)
+        from agents.discovery.marketplace import marketplace_bazaar
+        from billing.x402.bazaar import bazaar_route_register
+
+        # The marketplace's 402s declare its POST body for discovery (x402 bazaar).
+        bazaar_route_register("/api/a2a/marketplace/execute", marketplace_bazaar)
 
         # Anyone may open A2A tasks and every answer of an agent surface is recorded: each row is
         # bounded (agents/a2a/store.py), and the feeds' pruning pass bounds how many are kept.

@@ -55,3 +55,12 @@ class BillingConfig(AppConfig):
         retention_register(
             model=SignInNonce, time_field="created_at", days_setting="OWNERSHIP_CHALLENGE_RETENTION_DAYS"
         )
+        from billing.models import PaymentIdentifier
+
+        # A named payment's stored answer is kept for a retention window (its money is the
+        # Payment row's, kept for good).
+        retention_register(
+            model=PaymentIdentifier, time_field="claimed_at", days_setting="PAYMENT_IDENTIFIER_RETENTION_DAYS"
+        )
+        # Every x402 challenge declares its `bazaar` discovery (billing/x402/challenge.py's table).
+        from billing.x402 import bazaar  # noqa: F401

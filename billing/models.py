@@ -409,6 +409,68 @@ class CreditAdjustment(LedgerEntry):
         verbose_name = "credit adjustment"
 
 
+class PaymentIdentifier(models.Model):
+    """A client-named x402 payment (the `payment-identifier` extension): answered once. The
+    identifier is unique; its first call claims the row (an insert, never a read first) with
+    the fingerprint of the payload and the call, and stores the answer once it is sold, so
+    the same payload again gets that answer (no second charge or settlement) and another
+    payload under the same identifier is refused (409). A first call that failed with nothing
+    charged deletes its row: the identifier may be used again (billing/front/identifier.py)."""
+
+    class State(models.TextChoices):
+        CLAIMED = "claimed", "claimed (the first call is running, or ended without an answer)"
+        ANSWERED = "answered", "answered"
+
+    key = models.CharField(max_length=128, unique=True)
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of the payment payload and the call")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.CLAIMED)
+    # The running attempt holding the claim ("" once it gave it up: the same payload may run again).
+    attempt = models.CharField(max_length=32, blank=True, default="")
+    claimed_at = models.DateTimeField(db_index=True)
+    scheme = models.CharField(max_length=32, blank=True, default="")
+    sku = models.CharField(max_length=64, blank=True, default="")
+    content = models.JSONField(null=True, blank=True)
+    # The charge as first told (rail, amount, transaction, payer, the x402 settle response).
+    receipt = models.JSONField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.state}"
+
+
+class DiscoveredResource(models.Model):
+    """A resource the self-hosted facilitator saw declared (x402 `bazaar`) in a verify or a
+    settle: its discovery list (GET /api/a2a/facilitator/discovery/resources). One row per
+    resource URL and method (or MCP tool), upserted in one statement."""
+
+    resource = models.CharField(max_length=500)
+    method = models.CharField(max_length=8, blank=True, default="")
+    tool_name = models.CharField(max_length=128, blank=True, default="")
+    type = models.CharField(max_length=8, help_text="http or mcp")
+    x402_version = models.PositiveSmallIntegerField(default=2)
+    description = models.CharField(max_length=500, blank=True, default="")
+    mime_type = models.CharField(max_length=100, blank=True, default="")
+    service_name = models.CharField(max_length=32, blank=True, default="")
+    tags = models.JSONField(default=list, blank=True)
+    icon_url = models.CharField(max_length=2048, blank=True, default="")
+    # "<scheme>|<network>" -> the payment requirements last seen for it.
+    accepts = models.JSONField(default=dict)
+    bazaar = models.JSONField(default=dict, help_text="the declaration (info and schema) last seen")
+    first_seen_at = models.DateTimeField()
+    last_updated = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["resource", "method", "tool_name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["resource", "method", "tool_name"], name="discovered_resource_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method or self.tool_name} {self.resource}"
+
+
 # Models of billing's subpackages, imported here so Django (and migrations) find them.
 import billing.bounties.models  # noqa: E402, F401
 import billing.txgen.models  # noqa: E402, F401

@@ -32,6 +32,9 @@ OWNERSHIP_CHALLENGES_PER_REQUESTER = env.int("OWNERSHIP_CHALLENGES_PER_REQUESTER
 OWNERSHIP_CHALLENGE_WINDOW_SECONDS = env.int("OWNERSHIP_CHALLENGE_WINDOW_SECONDS", default=600)
 # Expired challenges are deleted this many days after they expired (the feeds' pruning pass).
 OWNERSHIP_CHALLENGE_RETENTION_DAYS = env.int("OWNERSHIP_CHALLENGE_RETENTION_DAYS", default=2)
+# Named x402 payments (payment-identifier) are answered again for this many days after their
+# first call; then the row is pruned (a retry is then refused by the proof's own single use).
+PAYMENT_IDENTIFIER_RETENTION_DAYS = env.int("PAYMENT_IDENTIFIER_RETENTION_DAYS", default=7)
 # A credit call's debit (with its ledger row) commits without waiting for PostgreSQL to
 # flush it to disk (synchronous_commit=off for that transaction only). A database crash can
 # then forget the debits of its last fraction of a second (at most 3x wal_writer_delay):

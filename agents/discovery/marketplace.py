@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 
 from agents.discovery import schemas as s
 from agents.discovery.identity import POSITIONING, SERVICE_NAME
+from billing.x402.bazaar import EMPTY_OBJECT, bazaar_body_declaration, model_schema, schema_example
 from catalog.models import (
     Integration,
     Sku,
 )
+from catalog.products.registry import ProductSpec
 from catalog.selectors.payment import absolute
 from catalog.selectors.skus import listed_skus, sku_available, sku_out
 
@@ -25,6 +29,25 @@ MARKETPLACE_CAPABILITIES: dict[str, str | None] = {
     "tokenized_premium_digest": "tokenized_premium",
     "market_agent_news": None,
 }
+
+
+def marketplace_bazaar(spec: ProductSpec) -> dict[str, Any] | None:
+    """The x402 `bazaar` declaration of a SKU sold by POST /api/a2a/marketplace/execute: a JSON
+    body naming the capability and the product's parameters (billing/x402/bazaar.py)."""
+    capabilities = sorted(name for name, sku in MARKETPLACE_CAPABILITIES.items() if sku == spec.sku)
+    if not capabilities:
+        return None
+    params = model_schema(spec.params) if spec.params else dict(EMPTY_OBJECT)
+    body = {
+        "type": "object",
+        "properties": {"capability": {"type": "string", "enum": capabilities}, "params": params},
+        "required": ["capability"],
+    }
+    example: dict[str, Any] = {"capability": capabilities[0]}
+    params_example = schema_example(params)
+    if params_example:
+        example["params"] = params_example
+    return bazaar_body_declaration(spec, body_schema=body, example=example)
 
 
 def marketplace_capabilities() -> list[s.MarketplaceCapabilityOut]:

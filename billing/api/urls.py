@@ -12,6 +12,7 @@ from billing.api.views import credit_view, x402_view
 from billing.api.whale import WhaleStatusView, WhaleTokenView
 from billing.bounties.api import BountiesMineView, BountyClaimView, BountySubmitView
 from billing.facilitator.api import FacilitatorSettleView, FacilitatorSupportedView, FacilitatorVerifyView
+from billing.facilitator.discovery_api import FacilitatorDiscoveryView
 from catalog.api.bodies import BrianTransactionRequest
 from catalog.products.registry import specs_all
 
@@ -91,6 +92,11 @@ urlpatterns += [
     path("api/a2a/facilitator/supported", FacilitatorSupportedView.as_view(), name="facilitator_supported"),
     path("api/a2a/facilitator/verify", FacilitatorVerifyView.as_view(), name="facilitator_verify"),
     path("api/a2a/facilitator/settle", FacilitatorSettleView.as_view(), name="facilitator_settle"),
+    path(
+        "api/a2a/facilitator/discovery/resources",
+        FacilitatorDiscoveryView.as_view(),
+        name="facilitator_discovery_resources",
+    ),
 ]
 
 urlpatterns += [

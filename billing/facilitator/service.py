@@ -28,6 +28,7 @@ from x402.mechanisms.evm.upto.facilitator import UptoEvmSchemeConfig
 from x402.schemas import SettleResponse, VerifyResponse
 
 from a2a_service.core.redisconn import redis_client
+from billing.facilitator.discovery import discovery_hooks_register
 from billing.facilitator.nonces import FileNonces, NonceLockUnavailable, NonceSequence, RedisNonces
 
 logger = logging.getLogger(__name__)
@@ -279,6 +280,8 @@ def _build(
     facilitator.register(
         [network], UptoEvmFacilitatorScheme(signer, UptoEvmSchemeConfig(simulate_in_settle=True))
     )
+    # Bazaar: the resources declared in the payments it verifies and settles are catalogued.
+    discovery_hooks_register(facilitator)
     return facilitator, signer
 
 

@@ -9,7 +9,8 @@ lost) is raised as it came."""
 
 from __future__ import annotations
 
-from a2a_service.core.errors import ApiError, ProductUnavailable
+from a2a_service.core.errors import ApiError, ProductUnavailable, RequestValidationError
+from billing.front.identifier import payment_named, payment_named_sell
 from billing.front.schemes import SCHEMES
 from billing.front.types import Brought, Charge, Chosen, RefusalKind, Refused, Sale, Sold
 from billing.paid_call import paid_call
@@ -73,6 +74,18 @@ def payment_result(outcome: Paid | BaseException, *, sale: Sale, scheme: str | N
 
 
 def payment_sell(*, brought: Brought, sale: Sale) -> Sold | Refused:
+    """Choose and pay; an x402 payment the client named (payment-identifier) is answered once
+    (billing/front/identifier.py), whatever its scheme."""
+    try:
+        named = payment_named(brought, sale) if payment_brought(brought, sale.accepts) == "x402" else None
+    except RequestValidationError as exc:
+        return _refused(exc, sale, "x402")
+    if named is not None:
+        return payment_named_sell(named, sale, lambda: _choose_and_pay(brought, sale))
+    return _choose_and_pay(brought, sale)
+
+
+def _choose_and_pay(brought: Brought, sale: Sale) -> Sold | Refused:
     decision = payment_choose(brought=brought, sale=sale)
     if isinstance(decision, Refused):
         return decision

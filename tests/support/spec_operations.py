@@ -163,6 +163,7 @@ ADDED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/api/a2a/facilitator/supported"),
         ("POST", "/api/a2a/facilitator/verify"),
         ("POST", "/api/a2a/facilitator/settle"),
+        ("GET", "/api/a2a/facilitator/discovery/resources"),
         # one x402 payment followed by its payer: state and current transaction (issue 22, finding 9)
         ("GET", "/api/a2a/x402/settlement"),
         # credit accounts

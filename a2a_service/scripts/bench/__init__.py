@@ -11,6 +11,7 @@ repeat; the medians and their ratio are printed. The machine is small and noisy:
 read ratios, not absolute numbers.
 
 Modules: paid (BENCH_ONLY=x402: the unpaid 402 challenge, calls paid from credits, the full
-paid call), free (BENCH_ONLY=free and server), webhooks (BENCH_ONLY=webhooks: deliveries by one
+paid call), schemes (BENCH_ONLY=schemes: one paid call by exact, by voucher, by sign-in and by
+X-API-Key; gas per call and claims for 1,000 vouchers), free (BENCH_ONLY=free and server), webhooks (BENCH_ONLY=webhooks: deliveries by one
 Celery worker), servers (starting, loading with wrk and stopping the servers; Django's shell on
 the bench's database), reference (the x402 FastAPI reference app)."""

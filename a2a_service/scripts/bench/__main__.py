@@ -11,6 +11,7 @@ import time
 
 from a2a_service.scripts.bench.free import free_news_scenario, scenario
 from a2a_service.scripts.bench.paid import x402_scenario
+from a2a_service.scripts.bench.schemes import schemes_scenario
 from a2a_service.scripts.bench.servers import bench_env, free_port, prepare, stop
 from a2a_service.scripts.bench.targets import ratios_report
 from a2a_service.scripts.bench.webhooks import webhook_scenario
@@ -63,6 +64,8 @@ def run_scenarios(env: dict[str, str]) -> int:
     only = os.environ.get("BENCH_ONLY", "")
     if only in ("", "x402"):
         x402_scenario(env)
+    if only in ("", "schemes"):
+        schemes_scenario(env)
     if only in ("", "free"):
         free_news_scenario(env)
     if only in ("", "webhooks"):
