@@ -154,12 +154,41 @@ def bazaar_finish(declared: dict[str, Any], *, method: str) -> dict[str, Any]:
     return _hoist_defs(enriched)
 
 
+# How many levels of nested models the declared output schema spells out; deeper ones are
+# declared as bare objects (arrays of them as arrays of objects). Clients echo the declaration
+# in every payment header, and the 402 travels in one response header that proxies and HTTP
+# clients bound (Node's default is 16 KB for all headers): the full output schema of the
+# largest product (signals) took 7.5 KB of its 13 KB header. Every level is in the product's
+# `outputSchema` in /.well-known/x402 and in the OpenAPI document.
+OUTPUT_SCHEMA_DEPTH = 1
+
+
 def output_config(spec: ProductSpec) -> OutputConfig | None:
     if spec.output is None:
         return None
     schema = model_schema(spec.output)
     example = schema_example(schema)
-    return None if example is None else OutputConfig(example=example, schema=schema)
+    if example is None:
+        return None
+    shallow = _shallow(schema, schema.get("$defs", {}), 0)
+    shallow.pop("$defs", None)
+    return OutputConfig(example=example, schema=shallow)
+
+
+def _shallow(node: Any, defs: dict[str, Any], depth: int) -> Any:
+    """The schema with sub-models inlined down to OUTPUT_SCHEMA_DEPTH and bare objects below
+    (the example, drawn from the full schema, still satisfies it: it only says less)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            target = defs.get(ref.rsplit("/", 1)[-1])
+            if target is None or depth >= OUTPUT_SCHEMA_DEPTH:
+                return {"type": "object"}
+            return _shallow(target, defs, depth + 1)
+        return {key: _shallow(value, defs, depth) for key, value in node.items() if key != "$defs"}
+    if isinstance(node, list):
+        return [_shallow(value, defs, depth) for value in node]
+    return node
 
 
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:
