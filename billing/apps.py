@@ -16,6 +16,7 @@ class BillingConfig(AppConfig):
         from billing.models import BillingSettings
         from billing.services import billing_seed
         from billing.txgen import products as txgen_products  # noqa: F401  (the `txgen_transaction` product)
+        from billing.x402 import channels  # noqa: F401  (the channel offer in every v2 402)
         from catalog.selectors.payment import credit_billing_reader_register
         from catalog.services import seeder_register
 
