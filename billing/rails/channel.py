@@ -107,7 +107,7 @@ class ChannelRail:
         try:
             verified = self.server.verify_payment(self.payload, self.requirements)
         except PaymentAbortedError as exc:
-            raise self._refused(exc.reason, exc.message or "") from None
+            raise self._refused(exc.reason, "") from None
         except (ChainUnreachable, FacilitatorUnavailable) as exc:
             raise _unreachable(f"the channel could not be checked: {exc}") from exc
         if not verified.is_valid:
@@ -138,7 +138,7 @@ class ChannelRail:
         try:
             settled = self.server.settle_payment(self.payload, self.requirements)
         except PaymentAbortedError as exc:
-            raise self._refused(exc.reason, exc.message or "") from None
+            raise self._refused(exc.reason, "") from None
         except (ChainUnreachable, FacilitatorUnavailable) as exc:
             self._cancel("handler_failed")
             raise _unreachable(f"the refund could not be sent: {exc}") from exc
@@ -198,7 +198,7 @@ class ChannelHold:
                 self._record(settled)
         except PaymentAbortedError as exc:
             rail._release_reservation(pending_id)
-            raise rail._refused(exc.reason, exc.message or "") from None
+            raise rail._refused(exc.reason, "") from None
         except (ChainUnreachable, FacilitatorUnavailable) as exc:
             rail._release_reservation(pending_id)
             raise _unreachable(f"the deposit could not be sent: {exc}") from exc

@@ -1,0 +1,147 @@
+"""Payment channels (x402 `batch-settlement`) sold through the payment front, paid by the SDK's
+unmodified channel client over HTTP against the live service on anvil: one deposit opens the
+channel, every later call is a voucher checked without a transaction, each voucher-paid call
+is a sale like any other, and the claim task collects them all in one transaction. A replayed
+or lowered voucher is refused with the corrective 402 the client resyncs from; a payer's timed
+withdrawal is raced by the withdrawal watcher's claim; MCP `_meta` pays the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+from django.db.models import Sum
+from x402.http import x402HTTPClientSync
+from x402.http.utils import decode_payment_required_header, decode_payment_response_header
+from x402.mechanisms.evm.batch_settlement.client import sign_voucher
+from x402.mechanisms.evm.batch_settlement.constants import BATCH_SETTLEMENT_ADDRESS
+from x402.mechanisms.evm.batch_settlement.errors import ERR_CUMULATIVE_AMOUNT_MISMATCH
+from x402.mechanisms.evm.signers import EthAccountSigner
+from x402.schemas import PaymentPayload, PaymentRequired
+
+from billing import tasks
+from billing.chain.localchain import dev_account
+from billing.credits import ledger_audit
+from billing.models import ChannelSale, Payment, PaymentChannel
+from billing.selectors.sales import sales_window
+from tests.support.channels import (
+    NETWORK,
+    RECEIVER_AUTHORIZER,
+    STATUS_PATH,
+    STATUS_PRICE,
+    STATUS_SKU,
+    channel_client,
+    channel_payer,
+    channel_session,
+    onchain_channel,
+    usdc_balance,
+)
+
+CALLS = 100
+
+
+def offer(url: str) -> PaymentRequired:
+    resp = requests.get(url, timeout=10)
+    assert resp.status_code == 402
+    return decode_payment_required_header(resp.headers["PAYMENT-REQUIRED"])
+
+
+def paid_header(client: Any, payload: PaymentPayload) -> dict[str, str]:
+    return x402HTTPClientSync(client).encode_payment_signature_header(payload)
+
+
+def corrective_state(resp: requests.Response) -> dict[str, Any]:
+    """The channel's state a corrective 402 carries in its batch-settlement requirements."""
+    assert resp.status_code == 402, resp.text
+    required = decode_payment_required_header(resp.headers["PAYMENT-REQUIRED"])
+    assert required.error == ERR_CUMULATIVE_AMOUNT_MISMATCH
+    [channel] = [a for a in required.accepts if a.scheme == "batch-settlement"]
+    assert channel.extra["voucherState"]["signature"].startswith("0x")
+    state: dict[str, Any] = channel.extra["channelState"]
+    return state
+
+
+def test_a_channel_pays_100_calls_by_voucher_and_one_claim_settles_their_sum(channel_stack, settings):
+    settings.X402_CHANNEL_MIN_DEPOSIT = str(CALLS * STATUS_PRICE)  # one deposit covers every call
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    url = stack.url + STATUS_PATH
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 5 * 10**6)
+    client, _ = channel_client(stack.chain.url, payer)
+
+    # Every paid 402 offers the channel next to exact, as the SDK's server scheme builds it.
+    exact, channel = offer(url).accepts
+    assert (exact.scheme, channel.scheme) == ("exact", "batch-settlement")
+    assert (channel.amount, channel.pay_to, channel.asset) == (str(STATUS_PRICE), exact.pay_to, exact.asset)
+    assert channel.extra["receiverAuthorizer"] == dev_account(RECEIVER_AUTHORIZER).address
+    assert (channel.extra["withdrawDelay"], channel.extra["minDeposit"]) == (900, str(CALLS * STATUS_PRICE))
+    assert offer(url).accepts == [exact, channel]  # served again from the challenge cache, the same
+
+    treasury_before, payer_before = usdc_balance(stack, stack.treasury), usdc_balance(stack, payer.address)
+    block_before = w3.eth.block_number
+    session = channel_session(client)
+    answers = [session.get(url, timeout=30) for _ in range(CALLS)]
+    assert [a.status_code for a in answers] == [200] * CALLS, answers[-1].text
+    receipts = [decode_payment_response_header(a.headers["PAYMENT-RESPONSE"]) for a in answers]
+    assert receipts[0].transaction.startswith("0x")  # the deposit, on chain through our facilitator
+    assert w3.eth.block_number == block_before + 1  # ... and no transaction for any voucher
+    for n, receipt in enumerate(receipts[1:], start=2):
+        assert receipt.transaction == "" and receipt.extra["chargedAmount"] == str(STATUS_PRICE)
+        assert receipt.extra["channelState"]["chargedCumulativeAmount"] == str(n * STATUS_PRICE)
+    assert answers[-1].json()["routes"]
+    [row] = PaymentChannel.objects.all()
+    channel_id = row.channel_id
+    assert row.charged_cumulative_atomic == CALLS * STATUS_PRICE == row.signed_max_claimable_atomic
+    deposit = int(row.balance_atomic)
+    assert deposit == CALLS * STATUS_PRICE and onchain_channel(w3, channel_id) == (deposit, 0)
+    assert usdc_balance(stack, payer.address) == payer_before - deposit
+
+    # Every voucher-paid call is a ledger-visible sale, counted with every other.
+    sales = ChannelSale.objects.filter(channel_id=channel_id).all  # read afresh at each call
+    assert sales().count() == CALLS and sales().aggregate(s=Sum("amount_atomic"))["s"] == CALLS * STATUS_PRICE
+    assert {s.sku.sku for s in sales()} == {STATUS_SKU} and {s.payer for s in sales()} == {payer.address.lower()}
+    window = sales_window(days=1)
+    assert window["by_rail"]["x402_channel"] == {"sales": CALLS, "revenue_usdc": CALLS * STATUS_PRICE / 10**6}
+    assert Payment.objects.count() == 0
+
+    # The claim task: one transaction for all the calls; the settle task sweeps it to the treasury.
+    block = w3.eth.block_number
+    tasks.channels_claim()
+    assert w3.eth.block_number == block + 1
+    claim = w3.eth.get_block(block + 1, full_transactions=True)["transactions"]
+    assert [tx["to"] for tx in claim] == [BATCH_SETTLEMENT_ADDRESS]
+    assert onchain_channel(w3, channel_id) == (deposit, CALLS * STATUS_PRICE)
+    assert PaymentChannel.objects.get().total_claimed_atomic == CALLS * STATUS_PRICE
+    assert usdc_balance(stack, stack.treasury) == treasury_before  # claimed, not swept yet
+    tasks.channels_settle()
+    assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
+    tasks.channels_claim()  # nothing left to claim: no transaction
+    tasks.channels_settle()
+    assert w3.eth.block_number == block + 2
+
+    # A voucher sent twice: the second is refused with the corrective 402, nothing charged.
+    required = offer(url)
+    payload = client.create_payment_payload(required)
+    assert payload.payload["voucher"]["maxClaimableAmount"] == str((CALLS + 1) * STATUS_PRICE)
+    header = paid_header(client, payload)
+    assert requests.get(url, headers=header, timeout=30).status_code == 200
+    replay = requests.get(url, headers=header, timeout=30)
+    assert corrective_state(replay)["chargedCumulativeAmount"] == str((CALLS + 1) * STATUS_PRICE)
+    # A lowered voucher (a valid signature of the payer for less than charged + price): refused.
+    lowered = payload.model_copy(deep=True)
+    lowered.payload["voucher"] = sign_voucher(
+        EthAccountSigner(payer), channel_id, (CALLS - 1) * STATUS_PRICE, NETWORK
+    ).to_dict()
+    refused = requests.get(url, headers=paid_header(client, lowered), timeout=30)
+    assert corrective_state(refused)["chargedCumulativeAmount"] == str((CALLS + 1) * STATUS_PRICE)
+    assert sales().count() == CALLS + 1
+
+    # The SDK client never read the answer to the voucher it sent by hand: its next voucher is
+    # one call behind. The corrective 402 resyncs it and it pays on, once.
+    resynced = session.get(url, timeout=30)
+    assert resynced.status_code == 200, resynced.text
+    receipt = decode_payment_response_header(resynced.headers["PAYMENT-RESPONSE"])
+    assert receipt.extra["channelState"]["chargedCumulativeAmount"] == str((CALLS + 2) * STATUS_PRICE)
+    assert sales().count() == CALLS + 2
+    assert PaymentChannel.objects.get().charged_cumulative_atomic == (CALLS + 2) * STATUS_PRICE
+    assert sales().aggregate(s=Sum("amount_atomic"))["s"] == (CALLS + 2) * STATUS_PRICE
+    assert ledger_audit() == []
