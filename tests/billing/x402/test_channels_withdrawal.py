@@ -1,0 +1,84 @@
+"""A payer's timed withdrawal raced by the withdrawal watcher (payment channels, x402
+`batch-settlement`): the payer may take back what is not claimed on chain `withdrawDelay`
+after asking, and a voucher checked against the stored channel does not see the request. The
+watcher task reads the open channels' pending withdrawals and claims them at once, so what
+the vouchers paid stays the service's. On a chain of its own: the test moves time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from x402.mechanisms.evm.batch_settlement.facilitator.utils import to_contract_channel_config
+from x402.mechanisms.evm.batch_settlement.types import ChannelConfig
+
+from billing import tasks
+from billing.chain.localchain import x402_contract
+from billing.credits import ledger_audit
+from billing.models import ChannelSale, PaymentChannel
+from tests.support.channels import (
+    STATUS_PATH,
+    STATUS_PRICE,
+    channel_client,
+    channel_payer,
+    channel_session,
+    onchain_channel,
+    usdc_balance,
+)
+
+CALLS = 5
+
+
+def send(w3: Any, account: Any, call: Any) -> None:
+    tx = call.build_transaction({"from": account.address, "nonce": w3.eth.get_transaction_count(account.address)})
+    tx_hash = w3.eth.send_raw_transaction(account.sign_transaction(tx).raw_transaction)
+    assert w3.eth.wait_for_transaction_receipt(tx_hash)["status"] == 1
+
+
+def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, settings):
+    stack, w3 = channel_own_chain, channel_own_chain.chain.w3
+    settlement = x402_contract(w3, "x402BatchSettlement")
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, _ = channel_client(stack.chain.url, payer)
+    session = channel_session(client)
+    for _ in range(CALLS):
+        paid = session.get(stack.url + STATUS_PATH, timeout=30)
+        assert paid.status_code == 200, paid.text
+    row = PaymentChannel.objects.get()
+    deposit = int(row.balance_atomic)
+    assert onchain_channel(w3, row.channel_id) == (deposit, 0)  # paid by vouchers, none claimed
+    treasury_before = usdc_balance(stack, stack.treasury)
+
+    # The payer asks for everything back; a watcher pass with nothing pending claims nothing first.
+    tasks.channels_watch_withdrawals()
+    assert onchain_channel(w3, row.channel_id) == (deposit, 0)
+    config = to_contract_channel_config(
+        ChannelConfig(
+            payer=row.payer,
+            payer_authorizer=row.payer_authorizer,
+            receiver=row.receiver,
+            receiver_authorizer=row.receiver_authorizer,
+            token=row.token,
+            withdraw_delay=row.withdraw_delay,
+            salt=row.salt,
+        )
+    )
+    send(w3, payer, settlement.functions.initiateWithdraw(config, deposit))
+    block = w3.eth.block_number
+    tasks.channels_watch_withdrawals()  # sees it, and claims the channel at once
+    assert w3.eth.block_number == block + 1
+    assert onchain_channel(w3, row.channel_id) == (deposit, CALLS * STATUS_PRICE)
+    row.refresh_from_db()
+    assert row.withdraw_requested_at > 0 and row.total_claimed_atomic == CALLS * STATUS_PRICE
+    tasks.channels_claim()  # nothing more to claim
+    assert w3.eth.block_number == block + 1
+
+    # The delay passes and the payer finalizes: only what no voucher paid comes back.
+    w3.provider.make_request("evm_increaseTime", [row.withdraw_delay])
+    w3.provider.make_request("evm_mine", [])
+    payer_before = usdc_balance(stack, payer.address)
+    send(w3, payer, settlement.functions.finalizeWithdraw(config))
+    assert usdc_balance(stack, payer.address) - payer_before == deposit - CALLS * STATUS_PRICE
+    tasks.channels_settle()
+    assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
+    assert ChannelSale.objects.count() == CALLS
+    assert ledger_audit() == []
