@@ -13,11 +13,14 @@ import requests
 from django.db.models import Sum
 from x402.http import x402HTTPClientSync
 from x402.http.utils import decode_payment_required_header, decode_payment_response_header
+from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
+from x402.mcp.types import MCPToolResult
+from x402.mcp.utils import extract_payment_required_from_result
 from x402.mechanisms.evm.batch_settlement.client import sign_voucher
 from x402.mechanisms.evm.batch_settlement.constants import BATCH_SETTLEMENT_ADDRESS
 from x402.mechanisms.evm.batch_settlement.errors import ERR_CUMULATIVE_AMOUNT_MISMATCH
 from x402.mechanisms.evm.signers import EthAccountSigner
-from x402.schemas import PaymentPayload, PaymentRequired
+from x402.schemas import PaymentPayload, PaymentRequired, PaymentResponseContext, SettleResponse
 
 from billing import tasks
 from billing.chain.localchain import dev_account
@@ -36,6 +39,7 @@ from tests.support.channels import (
     onchain_channel,
     usdc_balance,
 )
+from tests.support.mcp_rpc import ACCEPT, call
 
 CALLS = 100
 
@@ -144,4 +148,80 @@ def test_a_channel_pays_100_calls_by_voucher_and_one_claim_settles_their_sum(cha
     assert sales().count() == CALLS + 2
     assert PaymentChannel.objects.get().charged_cumulative_atomic == (CALLS + 2) * STATUS_PRICE
     assert sales().aggregate(s=Sum("amount_atomic"))["s"] == (CALLS + 2) * STATUS_PRICE
+    assert ledger_audit() == []
+
+
+def test_mcp_meta_pays_by_channel_a_failed_product_charges_nothing_and_a_refund_closes_it(
+    channel_stack, settings, monkeypatch
+):
+    """The same channel pays on MCP (`_meta["x402/payment"]`, the receipt in
+    `_meta["x402/payment-response"]`) and over REST; a product that fails commits no voucher;
+    the SDK client's cooperative refund claims what was paid and returns the rest, without
+    running the product."""
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, scheme = channel_client(stack.chain.url, payer)
+    mcp = requests.Session()
+    mcp.headers.update({"Accept": ACCEPT, "MCP-Protocol-Version": "2025-11-25"})
+
+    class Http:  # tests.support.mcp_rpc's client interface over a real HTTP connection
+        def post(self, path: str, data: str, content_type: str, **_: Any) -> Any:
+            return mcp.post(stack.url + path, data=data, headers={"Content-Type": content_type})
+
+    def mcp_pay() -> dict[str, Any]:
+        unpaid = call(Http(), STATUS_SKU)
+        required = extract_payment_required_from_result(
+            MCPToolResult(content=unpaid["content"], is_error=True, structured_content=unpaid["structuredContent"])
+        )
+        assert required is not None and [a.scheme for a in required.accepts] == ["exact", "batch-settlement"]
+        payload = client.create_payment_payload(required)
+        paid = call(Http(), STATUS_SKU, meta={MCP_PAYMENT_META_KEY: payload.model_dump(by_alias=True)})
+        assert paid["isError"] is False, paid
+        receipt: dict[str, Any] = paid["_meta"][MCP_PAYMENT_RESPONSE_META_KEY]
+        client.handle_payment_response(  # as the SDK's MCP client does with the receipt
+            PaymentResponseContext(
+                payment_payload=payload,
+                requirements=payload.accepted,
+                settle_response=SettleResponse.model_validate(receipt),
+            )
+        )
+        return receipt
+
+    opened = mcp_pay()
+    assert opened["transaction"].startswith("0x") and opened["extra"]["chargedAmount"] == str(STATUS_PRICE)
+    voucher = mcp_pay()
+    assert voucher["transaction"] == "" and voucher["extra"]["channelState"]["chargedCumulativeAmount"] == str(
+        2 * STATUS_PRICE
+    )
+    session = channel_session(client)
+    assert session.get(stack.url + STATUS_PATH, timeout=30).status_code == 200  # REST, the same channel
+    channel = PaymentChannel.objects.get()
+    assert channel.charged_cumulative_atomic == 3 * STATUS_PRICE
+    assert ChannelSale.objects.filter(resource=f"mcp://tool/{STATUS_SKU}").count() == 2
+
+    # The product fails: 503, the voucher is not committed, the channel is free for the next call.
+    from catalog.products.registry import ProductFailed
+
+    def broken() -> None:
+        raise ProductFailed("the routes could not be read")
+
+    monkeypatch.setattr("billing.products.routes_state", broken)
+    failed = session.get(stack.url + STATUS_PATH, timeout=30)
+    assert failed.status_code == 503 and failed.json()["charged"] is False
+    assert ChannelSale.objects.count() == 3
+    channel.refresh_from_db()
+    assert channel.charged_cumulative_atomic == 3 * STATUS_PRICE and not channel.pending_id
+    monkeypatch.undo()
+
+    # The cooperative refund: the facilitator claims the 3 calls and returns the rest; the
+    # product does not run and nothing is sold.
+    deposit = int(channel.balance_atomic)
+    payer_before, block = usdc_balance(stack, payer.address), w3.eth.block_number
+    refunded = scheme.refund(stack.url + STATUS_PATH)
+    assert refunded.success and refunded.transaction.startswith("0x")
+    assert w3.eth.block_number == block + 1
+    assert usdc_balance(stack, payer.address) - payer_before == deposit - 3 * STATUS_PRICE
+    assert onchain_channel(w3, channel.channel_id)[1] == 3 * STATUS_PRICE
+    assert ChannelSale.objects.count() == 3 and not PaymentChannel.objects.exists()  # drained: deleted
+    tasks.channels_settle()  # the claimed 3 calls go to the treasury
     assert ledger_audit() == []
