@@ -226,7 +226,8 @@ def _server(
     scheme_config: tuple[str, int, int], network: str, facilitator: tuple[str, str, str, str]
 ) -> x402ResourceServerSync:
     server = x402ResourceServerSync(_facilitator())
-    server.register(network, _scheme(*scheme_config))
+    # The SDK types its payment_flows table more loosely than the protocol it implements.
+    server.register(network, _scheme(*scheme_config))  # type: ignore[arg-type]
     server.initialize()  # reads the facilitator's /supported (receiverAuthorizer)
     return server
 
