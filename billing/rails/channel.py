@@ -50,6 +50,7 @@ from catalog.products.registry import ProductFailed
 logger = logging.getLogger(__name__)
 
 NOT_OFFERED = "invalid_batch_settlement_not_offered"
+MALFORMED = "invalid_batch_settlement_payload"
 UNREACHABLE_RETRY_SECONDS = 5
 
 
@@ -60,7 +61,11 @@ def channel_payment(*, payload: PaymentPayload, offer: Offer, resource_url: str)
     offered = challenge.offered(SCHEME) if channels_on() else None
     requirements = None
     if offered is not None:
-        requirements = channel_server().find_matching_requirements([offered], payload)
+        try:
+            server = channel_server()
+        except Exception as exc:  # the facilitator's /supported could not be read
+            raise _unreachable(f"the channel facilitator is not available: {exc}") from exc
+        requirements = server.find_matching_requirements([offered], payload)
     if requirements is None:
         paid_call_observe(rail="x402", outcome="refused")
         raise PaymentRejected(
@@ -85,8 +90,8 @@ class ChannelRail:
 
     @property
     def payer(self) -> str:
-        config = self.payload.payload.get("channelConfig") or {}
-        return str(config.get("payer") or "").lower()
+        config = self.payload.payload.get("channelConfig")
+        return str(config.get("payer") or "").lower() if isinstance(config, dict) else ""
 
     def admit(self, offer: Offer) -> Paid | None:
         offer.call.payer = self.payer
@@ -110,6 +115,10 @@ class ChannelRail:
             raise self._refused(exc.reason, "") from None
         except (ChainUnreachable, FacilitatorUnavailable) as exc:
             raise _unreachable(f"the channel could not be checked: {exc}") from exc
+        except Exception as exc:  # a malformed payload the scheme or the facilitator could not read
+            logger.info("channel: verify refused: %s", exc)
+            channel_scheme().take_request_context(self.payload)
+            raise PaymentRejected(MALFORMED, f"the channel payment could not be read: {exc}"[:300]) from exc
         if not verified.is_valid:
             raise self._refused(verified.invalid_reason or "invalid_payment", verified.invalid_message or "")
         return verified

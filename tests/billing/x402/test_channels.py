@@ -12,7 +12,11 @@ from typing import Any
 import requests
 from django.db.models import Sum
 from x402.http import x402HTTPClientSync
-from x402.http.utils import decode_payment_required_header, decode_payment_response_header
+from x402.http.utils import (
+    decode_payment_required_header,
+    decode_payment_response_header,
+    encode_payment_signature_header,
+)
 from x402.mcp import MCP_PAYMENT_META_KEY, MCP_PAYMENT_RESPONSE_META_KEY
 from x402.mcp.types import MCPToolResult
 from x402.mcp.utils import extract_payment_required_from_result
@@ -225,3 +229,22 @@ def test_mcp_meta_pays_by_channel_a_failed_product_charges_nothing_and_a_refund_
     assert ChannelSale.objects.count() == 3 and not PaymentChannel.objects.exists()  # drained: deleted
     tasks.channels_settle()  # the claimed 3 calls go to the treasury
     assert ledger_audit() == []
+
+
+def test_a_malformed_or_foreign_channel_payment_is_refused_with_the_offer(channel_stack):
+    """Bad input never 500s: a channel payload the scheme cannot read, or one that answers
+    other requirements (another payTo), is a 402 with the offer; nothing is stored or sold."""
+    url = channel_stack.url + STATUS_PATH
+    required = offer(url)
+    [accepted] = [a for a in required.accepts if a.scheme == "batch-settlement"]
+    for accepts, body in (
+        (accepted, {"type": "voucher"}),
+        (accepted, {"type": "voucher", "channelConfig": "x", "voucher": {"channelId": "0x01"}}),
+        (accepted.model_copy(update={"pay_to": dev_account(5).address}), {"type": "voucher"}),
+    ):
+        payload = PaymentPayload(x402_version=2, accepted=accepts, payload=body, resource=required.resource)
+        refused = requests.get(url, headers={"PAYMENT-SIGNATURE": encode_payment_signature_header(payload)}, timeout=30)
+        assert refused.status_code == 402, refused.text
+        again = decode_payment_required_header(refused.headers["PAYMENT-REQUIRED"])
+        assert again.error.startswith("invalid_") and [a.scheme for a in again.accepts] == ["exact", "batch-settlement"]
+    assert not PaymentChannel.objects.exists() and not ChannelSale.objects.exists()
