@@ -82,3 +82,28 @@ def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, s
     assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
     assert ChannelSale.objects.count() == CALLS
     assert ledger_audit() == []
+
+
+def test_the_channel_demo_pays_its_calls_and_prints_the_one_claim(channel_stack, settings, capsys, monkeypatch):
+    """`python -m a2a_service.scripts.demos.channels` (in `make demo`), against the live stack,
+    with the claim task run as beat would while the demo waits for it."""
+    from a2a_service.scripts.demos import channels as demo
+
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    info = {"base_url": stack.url, "chain_rpc_url": stack.chain.url, "usdc_address": settings.USDC_ADDRESS}
+    calls, waited = 12, demo.claim_of
+
+    def beat_then_wait(*args: Any, **kwargs: Any) -> str | None:
+        tasks.channels_claim()
+        return waited(*args, **kwargs)
+
+    monkeypatch.setattr(demo, "CALLS", calls)
+    monkeypatch.setattr(demo, "claim_of", beat_then_wait)
+    assert demo.journey(info, key="0x" + payer.key.hex().removeprefix("0x"), wait=10) == 0
+    out = capsys.readouterr().out
+    assert f"{calls} calls in" in out and "1 transaction(s) on chain (the deposit)" in out
+    assert f"claimed {calls * STATUS_PRICE / 10**6} USDC for all {calls} calls" in out
+    assert ChannelSale.objects.count() == calls
+    assert usdc_balance(stack, payer.address) == 10**6 - calls * STATUS_PRICE  # deposited: the calls' worth
+    tasks.channels_settle()
