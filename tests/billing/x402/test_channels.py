@@ -248,3 +248,12 @@ def test_a_malformed_or_foreign_channel_payment_is_refused_with_the_offer(channe
         again = decode_payment_required_header(refused.headers["PAYMENT-REQUIRED"])
         assert again.error.startswith("invalid_") and [a.scheme for a in again.accepts] == ["exact", "batch-settlement"]
     assert not PaymentChannel.objects.exists() and not ChannelSale.objects.exists()
+
+
+def test_the_facilitator_lists_batch_settlement_with_its_receiver_authorizer(channel_stack):
+    supported = requests.get(channel_stack.url + "/api/a2a/facilitator/supported", timeout=30).json()
+    kinds = {(k["scheme"], k["network"]): k.get("extra") for k in supported["kinds"] if k["x402Version"] == 2}
+    assert kinds[("exact", NETWORK)] is None
+    assert kinds[("batch-settlement", NETWORK)] == {
+        "receiverAuthorizer": dev_account(RECEIVER_AUTHORIZER).address
+    }
