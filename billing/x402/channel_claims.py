@@ -11,8 +11,10 @@ the SDK's channel manager (`BatchSettlementChannelManagerSync`) instead of its t
   (claim the rest, return the remainder to the payer); off unless X402_CHANNEL_IDLE_REFUND.
 - `channels_watch_withdrawals`: a payer may `initiateWithdraw` at any time and take back,
   `withdrawDelay` later, everything not claimed on chain; a voucher verified locally does not
-  see it. So the open channels' `pendingWithdrawals` are read, and a channel with a pending
-  withdrawal is marked and claimed at once."""
+  see it. So the `pendingWithdrawals` of the channels holding unclaimed calls are read, and a
+  channel with a pending withdrawal is marked, claimed at once, and its stored on-chain state
+  declared stale, so its next vouchers are verified by the facilitator against the chain
+  (which sees the balance a finalized withdrawal left) instead of locally."""
 
 from __future__ import annotations
 
@@ -106,12 +108,13 @@ def channels_watch_withdrawals() -> WithdrawalsSeen:
     contract = settlement_contract()
     pending: list[str] = []
     for channel in storage.list():
+        if int(channel.charged_cumulative_amount) <= int(channel.total_claimed):
+            continue  # nothing a withdrawal could take from us (and no read for idle channels)
         _amount, initiated_at = contract.functions.pendingWithdrawals(channel.channel_id).call()
         if not initiated_at:
             continue
         pending.append(channel.channel_id.lower())
-        if channel.withdraw_requested_at != int(initiated_at):
-            storage.update_channel(channel.channel_id, _marked(int(initiated_at)))
+        storage.update_channel(channel.channel_id, _marked(int(initiated_at)))
     claims: list[ClaimResult] = channel_manager().claim(_options(set(pending))) if pending else []
     for result in claims:
         logger.warning(
@@ -125,10 +128,11 @@ def channels_watch_withdrawals() -> WithdrawalsSeen:
 
 def _marked(initiated_at: int) -> Any:
     def update(current: Channel | None) -> Channel | None:
-        if current is None or current.withdraw_requested_at == initiated_at:
+        if current is None:
             return current
         following = current.copy()
         following.withdraw_requested_at = initiated_at
+        following.onchain_synced_at = None  # verify the next voucher against the chain
         return following
 
     return update

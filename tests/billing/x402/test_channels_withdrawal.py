@@ -69,6 +69,7 @@ def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, s
     assert onchain_channel(w3, row.channel_id) == (deposit, CALLS * STATUS_PRICE)
     row.refresh_from_db()
     assert row.withdraw_requested_at > 0 and row.total_claimed_atomic == CALLS * STATUS_PRICE
+    assert row.onchain_synced_at is None  # its next voucher is checked against the chain
     tasks.channels_claim()  # nothing more to claim
     assert w3.eth.block_number == block + 1
 
@@ -78,6 +79,10 @@ def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, s
     payer_before = usdc_balance(stack, payer.address)
     send(w3, payer, settlement.functions.finalizeWithdraw(config))
     assert usdc_balance(stack, payer.address) - payer_before == deposit - CALLS * STATUS_PRICE
+    # The escrow is gone: the next voucher is checked against the chain and refused
+    # (cumulative_exceeds_balance), not served.
+    after = session.get(stack.url + STATUS_PATH, timeout=30)
+    assert after.status_code == 402 and ChannelSale.objects.count() == CALLS, after.text
     tasks.channels_settle()
     assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
     assert ChannelSale.objects.count() == CALLS
