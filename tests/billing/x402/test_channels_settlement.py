@@ -1,8 +1,9 @@
-"""A payer's timed withdrawal raced by the withdrawal watcher (payment channels, x402
-`batch-settlement`): the payer may take back what is not claimed on chain `withdrawDelay`
-after asking, and a voucher checked against the stored channel does not see the request. The
-watcher task reads the open channels' pending withdrawals and claims them at once, so what
-the vouchers paid stays the service's. On a chain of its own: the test moves time."""
+"""Collecting what payment channels sold (x402 `batch-settlement`): a payer's timed withdrawal
+raced by the withdrawal watcher (the payer may take back what is not claimed on chain
+`withdrawDelay` after asking, and a voucher checked against the stored channel does not see
+the request: the watcher claims such channels at once; on a chain of its own, the test moves
+time); the channel demo; and the deposit, claim and sweep through a separately run
+facilitator over HTTP."""
 
 from __future__ import annotations
 
@@ -112,3 +113,26 @@ def test_the_channel_demo_pays_its_calls_and_prints_the_one_claim(channel_stack,
     assert ChannelSale.objects.count() == calls
     assert usdc_balance(stack, payer.address) == 10**6 - calls * STATUS_PRICE  # deposited: the calls' worth
     tasks.channels_settle()
+
+
+def test_a_channel_pays_through_a_separately_run_facilitator_over_http(channel_stack, settings):
+    """FACILITATOR_URL set (this service's facilitator as a separate process, here the live
+    server itself): the deposit, the claim and the sweep go through its /settle with the
+    shared secret; the vouchers need no facilitator at all."""
+    settings.FACILITATOR_SHARED_SECRET = "s3cret-for-the-service-only"
+    settings.FACILITATOR_URL = channel_stack.url + "/api/a2a/facilitator"
+    settings.FACILITATOR_TIMEOUT_SECONDS = 30
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, _ = channel_client(stack.chain.url, payer)
+    session = channel_session(client)
+    for _ in range(3):
+        paid = session.get(stack.url + STATUS_PATH, timeout=30)
+        assert paid.status_code == 200, paid.text
+    row = PaymentChannel.objects.get()
+    treasury_before = usdc_balance(stack, stack.treasury)
+    tasks.channels_claim()
+    tasks.channels_settle()
+    assert onchain_channel(w3, row.channel_id)[1] == 3 * STATUS_PRICE
+    assert usdc_balance(stack, stack.treasury) - treasury_before == 3 * STATUS_PRICE
+    assert ChannelSale.objects.count() == 3 and ledger_audit() == []
