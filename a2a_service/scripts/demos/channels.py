@@ -65,7 +65,8 @@ def claim_of(w3: Web3, channel_id: str, *, since_block: int, claimed: int, wait:
         _balance, total_claimed = contract.functions.channels(channel_id).call()
         if int(total_claimed) >= claimed:
             for number in range(w3.eth.block_number, since_block, -1):
-                for tx in w3.eth.get_block(number, full_transactions=True)["transactions"]:
+                block: Any = w3.eth.get_block(number, full_transactions=True)
+                for tx in block["transactions"]:
                     if str(tx["to"]).lower() == BATCH_SETTLEMENT_ADDRESS.lower():
                         receipt = w3.eth.get_transaction_receipt(tx["hash"])
                         if receipt["status"] == 1 and _claims(receipt, channel_id):
