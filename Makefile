@@ -104,6 +104,7 @@ demo: install
 	$(PY) -m a2a_service.scripts.demos.delegation
 	$(PY) -m a2a_service.scripts.demos.a2a
 	$(PY) -m a2a_service.scripts.demos.mcp
+	$(PY) -m a2a_service.scripts.demos.channels
 
 contracts: install
 	node billing/chain/compile.js

@@ -17,7 +17,10 @@ class BillingConfig(AppConfig):
         from billing.models import BillingSettings
         from billing.services import billing_seed
         from billing.txgen import products as txgen_products  # noqa: F401  (the `txgen_transaction` product)
-        from billing.x402 import upto  # noqa: F401  (`upto` offered in a metered product's 402)
+        from billing.x402 import (
+            channels,  # noqa: F401  (the channel offer in every v2 402)
+            upto,  # noqa: F401  (`upto` offered in a metered product's 402)
+        )
         from catalog.selectors.payment import credit_billing_reader_register
         from catalog.services import seeder_register
 

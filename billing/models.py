@@ -474,3 +474,71 @@ class DiscoveredResource(models.Model):
 # Models of billing's subpackages, imported here so Django (and migrations) find them.
 import billing.bounties.models  # noqa: E402, F401
 import billing.txgen.models  # noqa: E402, F401
+
+
+class PaymentChannel(models.Model):
+    """The server's state of one x402 `batch-settlement` payment channel: every field of the
+    SDK's server `Channel` (billing/x402/channels.py reads and writes it under a row lock).
+    Amounts are atomic USDC (the SDK's decimal strings); times are unix milliseconds as the
+    SDK keeps them. `charged_cumulative_atomic` only grows: it is the sum of the channel's
+    sales (ChannelSale), and the next voucher must sign exactly it plus the call's price."""
+
+    channel_id = models.CharField(max_length=66, primary_key=True)  # bytes32 hex, lowercase
+    # The ChannelConfig (it hashes to channel_id).
+    payer = models.CharField(max_length=42, db_index=True)
+    payer_authorizer = models.CharField(max_length=42)
+    receiver = models.CharField(max_length=42)
+    receiver_authorizer = models.CharField(max_length=42)
+    token = models.CharField(max_length=42)
+    withdraw_delay = models.PositiveIntegerField()
+    salt = models.CharField(max_length=66)
+    charged_cumulative_atomic = models.DecimalField(max_digits=78, decimal_places=0, default=0)
+    # The latest voucher: what a claim submits.
+    signed_max_claimable_atomic = models.DecimalField(max_digits=78, decimal_places=0, default=0)
+    signature = models.TextField(default="0x")
+    # The on-chain channel as last read.
+    balance_atomic = models.DecimalField(max_digits=78, decimal_places=0, default=0)
+    total_claimed_atomic = models.DecimalField(max_digits=78, decimal_places=0, default=0)
+    withdraw_requested_at = models.BigIntegerField(default=0)  # a payer's timed withdrawal (0: none)
+    refund_nonce = models.BigIntegerField(default=0)
+    onchain_synced_at = models.BigIntegerField(null=True, blank=True)
+    last_request_timestamp = models.BigIntegerField(default=0)
+    # The in-flight request's reservation (the SDK's PendingRequest), empty when none.
+    pending_id = models.CharField(max_length=80, blank=True)
+    pending_signed_max_claimable_atomic = models.DecimalField(
+        max_digits=78, decimal_places=0, null=True, blank=True
+    )
+    pending_expires_at = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.channel_id[:10]} {self.payer} {self.charged_cumulative_atomic}"
+
+
+class ChannelSale(models.Model):
+    """One call paid by a channel voucher: a ledger-visible sale (billing/selectors/sales.py
+    counts it like a settled x402 Payment). Written in the transaction that commits the
+    voucher to the channel, so a committed voucher is a sale and a rolled-back one is not.
+    (channel, cumulative) is unique: a voucher pays one call."""
+
+    channel_id = models.CharField(max_length=66, db_index=True)
+    sku = models.ForeignKey("catalog.Sku", on_delete=models.PROTECT, related_name="channel_sales")
+    resource = models.CharField(max_length=500)
+    payer = models.CharField(max_length=42, db_index=True)
+    amount_atomic = models.PositiveBigIntegerField()
+    # The channel's charged cumulative amount after this call (the voucher's maximum).
+    cumulative_atomic = models.DecimalField(max_digits=78, decimal_places=0)
+    network = models.CharField(max_length=32)
+    # The deposit transaction, for the call that opened or topped up the channel ("" otherwise).
+    deposit_tx_hash = models.CharField(max_length=66, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["channel_id", "cumulative_atomic"], name="channel_voucher_used_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel_id[:10]} {self.sku_id} {self.amount_atomic}"

@@ -69,3 +69,52 @@ def reconcile_payments() -> None:
             result.failed,
             result.waiting,
         )
+
+
+# --- payment channels (x402 batch-settlement; billing/x402/channel_claims.py) ----------------
+# A failure waits for the next beat: the channels' rows are the truth and a claim not sent is
+# sent next time (the withdrawal watcher runs well within the withdraw delay).
+@shared_task(ignore_result=True)
+def channels_claim() -> None:
+    from a2a_service.core.ratelog import log_throttled
+    from billing.x402.channel_claims import channels_claim as claim
+
+    try:
+        claim()
+    except Exception:
+        log_throttled(logger, "channels-claim", "channel claim failed; the next beat retries")
+
+
+@shared_task(ignore_result=True)
+def channels_settle() -> None:
+    from a2a_service.core.ratelog import log_throttled
+    from billing.x402.channel_claims import channels_settle as settle
+
+    try:
+        settle()
+    except Exception:
+        log_throttled(logger, "channels-settle", "channel settle failed; the next beat retries")
+
+
+@shared_task(ignore_result=True)
+def channels_refund_idle() -> None:
+    from a2a_service.core.ratelog import log_throttled
+    from billing.x402.channel_claims import channels_refund_idle as refund
+
+    try:
+        refund()
+    except Exception:
+        log_throttled(logger, "channels-refund", "idle channel refund failed; the next beat retries")
+
+
+@shared_task(ignore_result=True)
+def channels_watch_withdrawals() -> None:
+    from a2a_service.core.ratelog import log_throttled
+    from billing.x402.channel_claims import channels_watch_withdrawals as watch
+
+    try:
+        watch()
+    except Exception:
+        log_throttled(
+            logger, "channels-withdrawals", "channel withdrawal watch failed; the next beat retries"
+        )

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 pytest_plugins = [
     "tests.support.chain",
     "tests.support.payments",
+    "tests.support.channels",
     "tests.support.a2a_x402",
     "tests.support.deposits",
     "tests.support.receivers",

@@ -22,7 +22,14 @@ from .intel import *  # noqa: F403
 from .intel import INTEL_COMPUTE_SECONDS, MORNING_BRIEF_HOUR_UTC
 from .observability import *  # noqa: F403
 from .payments import *  # noqa: F403
-from .payments import DEPOSIT_POLL_SECONDS, PAYMENT_RECONCILE_SECONDS
+from .payments import (
+    DEPOSIT_POLL_SECONDS,
+    PAYMENT_RECONCILE_SECONDS,
+    X402_CHANNEL_CLAIM_INTERVAL,
+    X402_CHANNEL_REFUND_INTERVAL,
+    X402_CHANNEL_SETTLE_INTERVAL,
+    X402_CHANNEL_WITHDRAWAL_WATCH_INTERVAL,
+)
 from .webhooks import *  # noqa: F403
 from .webhooks import DELEGATION_SWEEP_SECONDS, WEBHOOK_SWEEP_SECONDS
 
@@ -292,4 +299,12 @@ CELERY_BEAT_SCHEDULE = {
     # "Publish now" bulk action, which sends no post_save) is pushed to the pro brief's buyers by
     # this sweep.
     "push-morning-brief": {"task": "webhooks.tasks.push_morning_brief", "schedule": 60.0},
+    # Payment channels (x402 batch-settlement): each task does nothing while channels are off.
+    "channels-claim": {"task": "billing.tasks.channels_claim", "schedule": X402_CHANNEL_CLAIM_INTERVAL},
+    "channels-settle": {"task": "billing.tasks.channels_settle", "schedule": X402_CHANNEL_SETTLE_INTERVAL},
+    "channels-refund-idle": {"task": "billing.tasks.channels_refund_idle", "schedule": X402_CHANNEL_REFUND_INTERVAL},
+    "channels-watch-withdrawals": {
+        "task": "billing.tasks.channels_watch_withdrawals",
+        "schedule": X402_CHANNEL_WITHDRAWAL_WATCH_INTERVAL,
+    },
 }

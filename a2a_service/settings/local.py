@@ -15,6 +15,11 @@ INGEST_TOKEN = env("INGEST_TOKEN", default="local-ingest-token")
 FACILITATOR_PRIVATE_KEY = env(
     "FACILITATOR_PRIVATE_KEY", default="0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 )
+# anvil's development account #7 signs channel claim batches and refunds (x402 batch-settlement).
+RECEIVER_AUTHORIZER_PRIVATE_KEY = env(
+    "RECEIVER_AUTHORIZER_PRIVATE_KEY", default="0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356"
+)
+X402_CHANNELS_ENABLED = env.bool("X402_CHANNELS_ENABLED", default=True)
 # Local receivers (the demo's, a laptop's) are plain http on loopback.
 WEBHOOKS_REQUIRE_HTTPS = env.bool("WEBHOOKS_REQUIRE_HTTPS", default=False)
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=True)

@@ -126,3 +126,32 @@ WHALE_TOKENS_MAX_ACTIVE = env.int("WHALE_TOKENS_MAX_ACTIVE", default=50)
 # revocation for this many seconds (0: read them at every request): a tier gained or lost, or a
 # token revoked in the admin, reaches the rate limit within this delay.
 WHALE_RATE_CACHE_SECONDS = env.float("WHALE_RATE_CACHE_SECONDS", default=5.0)
+
+# --- Payment channels: x402 `batch-settlement` (billing/x402/channels.py, billing/rails/channel.py) ---
+# Offered next to `exact` in every version 2 402 while on and RECEIVER_AUTHORIZER_PRIVATE_KEY is
+# set. Production refuses to start with it on and no key.
+X402_CHANNELS_ENABLED = env.bool("X402_CHANNELS_ENABLED", default=False)
+# The key that signs claim batches and cooperative refunds: held by the self-hosted facilitator
+# (advertised as `receiverAuthorizer` in /supported, offered in every channel 402). Not the
+# treasury key, not the gas key.
+RECEIVER_AUTHORIZER_PRIVATE_KEY = env("RECEIVER_AUTHORIZER_PRIVATE_KEY", default="")
+# `extra.withdrawDelay` offered (seconds; the contract allows 900 s to 30 days): how long a
+# payer's timed withdrawal waits, so the claim tasks below must run well within it.
+X402_CHANNEL_WITHDRAW_DELAY = env.int("X402_CHANNEL_WITHDRAW_DELAY", default=900)
+# Beat: claim vouchers (one transaction per batch of channels), settle what was claimed to the
+# treasury, and (when X402_CHANNEL_IDLE_REFUND) close idle channels cooperatively.
+X402_CHANNEL_CLAIM_INTERVAL = env.float("X402_CHANNEL_CLAIM_INTERVAL", default=60.0)
+X402_CHANNEL_SETTLE_INTERVAL = env.float("X402_CHANNEL_SETTLE_INTERVAL", default=120.0)
+X402_CHANNEL_REFUND_INTERVAL = env.float("X402_CHANNEL_REFUND_INTERVAL", default=180.0)
+X402_CHANNEL_IDLE_REFUND = env.bool("X402_CHANNEL_IDLE_REFUND", default=False)
+# A channel without a paid call for this long is idle (refunded when X402_CHANNEL_IDLE_REFUND).
+X402_CHANNEL_IDLE_SECONDS = env.int("X402_CHANNEL_IDLE_SECONDS", default=3600)
+X402_CHANNEL_MAX_CLAIMS_PER_BATCH = env.int("X402_CHANNEL_MAX_CLAIMS_PER_BATCH", default=100)
+# `extra.minDeposit` (atomic USDC, or money like "$1"); empty: 10 x the call's price (the SDK's).
+X402_CHANNEL_MIN_DEPOSIT = env("X402_CHANNEL_MIN_DEPOSIT", default="")
+# How fresh the stored on-chain state must be to verify a voucher without the facilitator
+# (ms); 0: the SDK's withdrawDelay/3, clamped to 30 s - 5 min.
+X402_CHANNEL_STATE_TTL_MS = env.int("X402_CHANNEL_STATE_TTL_MS", default=0)
+# Beat: the withdrawal watcher reads `pendingWithdrawals` of every open channel this often
+# and claims at once the channels whose payer started a timed withdrawal.
+X402_CHANNEL_WITHDRAWAL_WATCH_INTERVAL = env.float("X402_CHANNEL_WITHDRAWAL_WATCH_INTERVAL", default=30.0)

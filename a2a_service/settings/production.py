@@ -16,9 +16,11 @@ from .base import (
     FEEDS_MODE,
     INGEST_TOKEN,
     PUBLIC_BASE_URL,
+    RECEIVER_AUTHORIZER_PRIVATE_KEY,
     REDIS_URL,
     SECRET_KEY,
     TREASURY_ADDRESS,
+    X402_CHANNELS_ENABLED,
     env,
 )
 from .refusals import production_refusals
@@ -39,6 +41,8 @@ _problems = production_refusals(
     facilitator_url=FACILITATOR_URL,
     public_base_url=PUBLIC_BASE_URL,
     feeds_mode=FEEDS_MODE,
+    channels_enabled=X402_CHANNELS_ENABLED,
+    receiver_authorizer_private_key=RECEIVER_AUTHORIZER_PRIVATE_KEY,
 )
 if _problems:
     raise ImproperlyConfigured("refusing to start with production settings: " + "; ".join(_problems))

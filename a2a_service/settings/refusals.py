@@ -79,6 +79,8 @@ def production_refusals(
     facilitator_url: str = "",
     public_base_url: str = "",
     feeds_mode: str = "live",
+    channels_enabled: bool = False,
+    receiver_authorizer_private_key: str = "",
 ) -> list[str]:
     """Why these values cannot run production (empty: they can)."""
     missing = [
@@ -112,6 +114,7 @@ def production_refusals(
     for name, key in {
         "FACILITATOR_PRIVATE_KEY": facilitator_private_key,
         "ATTESTATION_PRIVATE_KEY": attestation_private_key,
+        "RECEIVER_AUTHORIZER_PRIVATE_KEY": receiver_authorizer_private_key,
     }.items():
         if key and _hex(key) in _DEV_KEYS:
             problems.append(f"{name} is an anvil development key, known to everyone")
@@ -125,6 +128,11 @@ def production_refusals(
         # Replayed samples are recorded data, not the market: production never sells them, and
         # auto would fall back to them whenever a source is unreachable.
         problems.append(f"FEEDS_MODE={feeds_mode} is not for production: use live")
+    if channels_enabled and not receiver_authorizer_private_key:
+        # Without the authorizer nobody can sign a claim: vouchers would be sold, never collected.
+        problems.append(
+            "X402_CHANNELS_ENABLED needs RECEIVER_AUTHORIZER_PRIVATE_KEY (the key that signs channel claims)"
+        )
     problems += _facilitator_refusals(
         facilitator_url, facilitator_private_key, public_base_url, allowed_hosts
     )

@@ -125,6 +125,11 @@ def _not_claimed(payload: Any, requirements: Any) -> str | None:
 
     if getattr(requirements, "scheme", "") == "upto":
         return _upto_not_claimed(payload, requirements)
+    if getattr(requirements, "scheme", "") == "batch-settlement":
+        # Payment channels settle no sale per call: a deposit into a channel to the treasury,
+        # or the service's own claims, sweeps and refunds (signed by its receiver authorizer).
+        # The caller holds the shared secret, and _not_served bound payTo and asset.
+        return None
     auth = payload.payload.get("authorization") if isinstance(payload.payload, dict) else None
     if not isinstance(auth, dict):
         return "not an EIP-3009 authorization"

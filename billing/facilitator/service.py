@@ -1,6 +1,8 @@
-"""The self-hosted x402 facilitator: the `x402` package's EVM facilitator schemes (`exact`:
-transferWithAuthorization; `upto`: a Permit2 authorization through x402UptoPermit2Proxy),
-settling on CHAIN_RPC_URL with the gas key from FACILITATOR_PRIVATE_KEY."""
+"""The self-hosted x402 facilitator: the `x402` package's EVM facilitator schemes, settling on
+CHAIN_RPC_URL with the gas key from FACILITATOR_PRIVATE_KEY: `exact` (transferWithAuthorization),
+`upto` (a Permit2 authorization through x402UptoPermit2Proxy) and, with
+RECEIVER_AUTHORIZER_PRIVATE_KEY, `batch-settlement` (payment channels: deposits, claims,
+settlement, refunds), advertising that key's address as `receiverAuthorizer` in /supported."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from web3.exceptions import TimeExhausted, TransactionNotFound
 from web3.types import RPCEndpoint
 from x402 import x402FacilitatorSync
 from x402.mechanisms.evm import FacilitatorWeb3Signer
+from x402.mechanisms.evm.batch_settlement.authorizer_signer import LocalAuthorizerSigner
+from x402.mechanisms.evm.batch_settlement.facilitator import BatchSettlementEvmFacilitator
 from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
 from x402.mechanisms.evm.exact.register import register_exact_evm_facilitator
 from x402.mechanisms.evm.types import TransactionReceipt
@@ -259,7 +263,14 @@ def _nonces_factory(redis_url: str, run_dir: str, wait: float) -> Callable[[str]
 
 @lru_cache(maxsize=4)
 def _build(
-    rpc_url: str, private_key: str, network: str, timeout: float, redis_url: str, run_dir: str, lock_wait: float
+    rpc_url: str,
+    private_key: str,
+    network: str,
+    timeout: float,
+    redis_url: str,
+    run_dir: str,
+    lock_wait: float,
+    authorizer_key: str = "",
 ) -> tuple[x402FacilitatorSync, HealingWeb3Signer]:
     # One per process and configuration; its nonces are allocated under a lock shared with
     # every other process settling with the same key.
@@ -282,6 +293,12 @@ def _build(
     )
     # Bazaar: the resources declared in the payments it verifies and settles are catalogued.
     discovery_hooks_register(facilitator)
+    if authorizer_key:
+        # Payment channels: the same gas key sends deposits, claims, settlements and refunds;
+        # the authorizer key signs the claim batches and refunds the contract checks.
+        facilitator.register(
+            [network], BatchSettlementEvmFacilitator(signer, LocalAuthorizerSigner(authorizer_key))
+        )
     return facilitator, signer
 
 
@@ -296,6 +313,7 @@ def _configured() -> tuple[x402FacilitatorSync, HealingWeb3Signer] | None:
         settings.REDIS_URL,
         str(settings.RUN_DIR),
         settings.FACILITATOR_NONCE_LOCK_WAIT_SECONDS,
+        settings.RECEIVER_AUTHORIZER_PRIVATE_KEY if settings.X402_CHANNELS_ENABLED else "",
     )
 
 

@@ -17,6 +17,7 @@ from billing.credits import api_key_account
 from billing.front.types import Brought, Sale
 from billing.models import Account
 from billing.rails.base import Rail
+from billing.rails.channel import channel_payment
 from billing.rails.credits import CreditRail, Idempotency
 from billing.rails.upto import upto_payment
 from billing.rails.x402 import x402_payment
@@ -81,6 +82,13 @@ def x402_rail_register(scheme: str, rail: X402Rail) -> None:
 
 def _exact_rail(payload: PaymentPayload | PaymentPayloadV1, sale: Sale) -> Rail:
     return x402_payment(payload=payload, offer=sale.offer, resource_url=sale.resource_url)
+
+
+def _channel_rail(payload: PaymentPayload, sale: Sale) -> Rail:
+    return channel_payment(payload=payload, offer=sale.offer, resource_url=sale.resource_url)
+
+
+x402_rail_register("batch-settlement", _channel_rail)
 
 
 class X402Scheme:

@@ -2,6 +2,8 @@
 here, over every rail's own records of what it sold (a union, one source per rail):
 
 - x402: a settled Payment (failed and pending ones are attempts that did not sell);
+- x402_channel: a call paid by a payment-channel voucher (ChannelSale: written in the
+  transaction that commits the voucher, so only committed vouchers count);
 - credits: a SKU call's ledger debit (LedgerEntry kind sku_call);
 - session: a call paid by a prepaid session (sessions_app SessionCall, registered by that app);
 - mcp_managed_pack: a tool call paid by a managed MCP pack (agents McpAllowanceCall, registered
@@ -25,7 +27,7 @@ from django.db.models import BigIntegerField, Count, F, Q, QuerySet, Sum, Value
 from django.utils import timezone
 
 from a2a_service.core.money import usdc_from_atomic
-from billing.models import LedgerEntry, Payment
+from billing.models import ChannelSale, LedgerEntry, Payment
 
 # The columns every source's rows carry (annotations, so no model field is shadowed).
 SOLD_AT, AMOUNT, PAYER = "sale_at", "sale_atomic", "sale_payer"
@@ -78,7 +80,14 @@ def _credits_sold() -> QuerySet[Any]:
     )
 
 
+def _channel_sold() -> QuerySet[Any]:
+    return ChannelSale.objects.annotate(
+        **{SOLD_AT: F("created_at"), AMOUNT: F("amount_atomic"), PAYER: F("payer")}
+    )
+
+
 sales_source_register(SalesSource(rail="x402", sold=_x402_sold, unsold=_x402_unsold))
+sales_source_register(SalesSource(rail="x402_channel", sold=_channel_sold))
 sales_source_register(SalesSource(rail="credits", sold=_credits_sold))
 
 

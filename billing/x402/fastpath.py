@@ -82,6 +82,12 @@ def _fingerprint() -> str:
         settings.USDC_EIP712_VERSION,
         settings.PUBLIC_BASE_URL,
         upto_fingerprint(),  # a metered product's `upto` names the facilitator's settling address
+        # The channel offer (billing/x402/channels.py): on or off, its authorizer (by its key),
+        # withdraw delay and minimum deposit.
+        str(bool(settings.X402_CHANNELS_ENABLED and settings.RECEIVER_AUTHORIZER_PRIVATE_KEY)),
+        hashlib.sha1(settings.RECEIVER_AUTHORIZER_PRIVATE_KEY.encode()).hexdigest()[:8],
+        str(settings.X402_CHANNEL_WITHDRAW_DELAY),
+        settings.X402_CHANNEL_MIN_DEPOSIT,
         "v2",  # the stored format (sku, expiry, header, body)
     ]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]

@@ -276,3 +276,30 @@ def test_production_refuses_a_facilitator_that_points_back_at_the_service():
     # In process (no URL, a key of its own) or a separate process: both fine.
     assert refusals(FACILITATOR_URL="", FACILITATOR_PRIVATE_KEY="0x" + secrets.token_hex(32)) == []
     assert refusals() == []
+
+
+def test_production_refuses_channels_without_their_authorizer_key_or_with_a_dev_key():
+    """Payment channels sold without the receiver authorizer could never be claimed."""
+    from a2a_service.settings.refusals import ANVIL_DEV_ACCOUNTS, production_refusals
+
+    def refusals(*, enabled: bool, key: str) -> list[str]:
+        env = production_env()
+        return production_refusals(
+            secret_key=env["SECRET_KEY"],
+            treasury_address=env["TREASURY_ADDRESS"],
+            redis_url=env["REDIS_URL"],
+            database_engine="django.db.backends.postgresql",
+            allowed_hosts=env["ALLOWED_HOSTS"].split(","),
+            facilitator_private_key=env.get("FACILITATOR_PRIVATE_KEY", ""),
+            attestation_private_key="",
+            ingest_token="",
+            facilitator_url=env.get("FACILITATOR_URL", ""),
+            channels_enabled=enabled,
+            receiver_authorizer_private_key=key,
+        )
+
+    assert refusals(enabled=False, key="") == []
+    assert any("RECEIVER_AUTHORIZER_PRIVATE_KEY" in p for p in refusals(enabled=True, key=""))
+    assert refusals(enabled=True, key="0x" + secrets.token_hex(32)) == []
+    dev_key = ANVIL_DEV_ACCOUNTS[7][1]
+    assert any("anvil development key" in p for p in refusals(enabled=True, key=dev_key))

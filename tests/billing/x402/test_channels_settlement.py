@@ -1,0 +1,138 @@
+"""Collecting what payment channels sold (x402 `batch-settlement`): a payer's timed withdrawal
+raced by the withdrawal watcher (the payer may take back what is not claimed on chain
+`withdrawDelay` after asking, and a voucher checked against the stored channel does not see
+the request: the watcher claims such channels at once; on a chain of its own, the test moves
+time); the channel demo; and the deposit, claim and sweep through a separately run
+facilitator over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from x402.mechanisms.evm.batch_settlement.facilitator.utils import to_contract_channel_config
+from x402.mechanisms.evm.batch_settlement.types import ChannelConfig
+
+from billing import tasks
+from billing.chain.localchain import x402_contract
+from billing.credits import ledger_audit
+from billing.models import ChannelSale, PaymentChannel
+from tests.support.channels import (
+    STATUS_PATH,
+    STATUS_PRICE,
+    channel_client,
+    channel_payer,
+    channel_session,
+    onchain_channel,
+    usdc_balance,
+)
+
+CALLS = 5
+
+
+def send(w3: Any, account: Any, call: Any) -> None:
+    tx = call.build_transaction({"from": account.address, "nonce": w3.eth.get_transaction_count(account.address)})
+    tx_hash = w3.eth.send_raw_transaction(account.sign_transaction(tx).raw_transaction)
+    assert w3.eth.wait_for_transaction_receipt(tx_hash)["status"] == 1
+
+
+def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, settings):
+    stack, w3 = channel_own_chain, channel_own_chain.chain.w3
+    settlement = x402_contract(w3, "x402BatchSettlement")
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, _ = channel_client(stack.chain.url, payer)
+    session = channel_session(client)
+    for _ in range(CALLS):
+        paid = session.get(stack.url + STATUS_PATH, timeout=30)
+        assert paid.status_code == 200, paid.text
+    row = PaymentChannel.objects.get()
+    deposit = int(row.balance_atomic)
+    assert onchain_channel(w3, row.channel_id) == (deposit, 0)  # paid by vouchers, none claimed
+    treasury_before = usdc_balance(stack, stack.treasury)
+
+    # The payer asks for everything back; a watcher pass with nothing pending claims nothing first.
+    tasks.channels_watch_withdrawals()
+    assert onchain_channel(w3, row.channel_id) == (deposit, 0)
+    config = to_contract_channel_config(
+        ChannelConfig(
+            payer=row.payer,
+            payer_authorizer=row.payer_authorizer,
+            receiver=row.receiver,
+            receiver_authorizer=row.receiver_authorizer,
+            token=row.token,
+            withdraw_delay=row.withdraw_delay,
+            salt=row.salt,
+        )
+    )
+    send(w3, payer, settlement.functions.initiateWithdraw(config, deposit))
+    block = w3.eth.block_number
+    tasks.channels_watch_withdrawals()  # sees it, and claims the channel at once
+    assert w3.eth.block_number == block + 1
+    assert onchain_channel(w3, row.channel_id) == (deposit, CALLS * STATUS_PRICE)
+    row.refresh_from_db()
+    assert row.withdraw_requested_at > 0 and row.total_claimed_atomic == CALLS * STATUS_PRICE
+    assert row.onchain_synced_at is None  # its next voucher is checked against the chain
+    tasks.channels_claim()  # nothing more to claim
+    assert w3.eth.block_number == block + 1
+
+    # The delay passes and the payer finalizes: only what no voucher paid comes back.
+    w3.provider.make_request("evm_increaseTime", [row.withdraw_delay])
+    w3.provider.make_request("evm_mine", [])
+    payer_before = usdc_balance(stack, payer.address)
+    send(w3, payer, settlement.functions.finalizeWithdraw(config))
+    assert usdc_balance(stack, payer.address) - payer_before == deposit - CALLS * STATUS_PRICE
+    # The escrow is gone: the next voucher is checked against the chain and refused
+    # (cumulative_exceeds_balance), not served.
+    after = session.get(stack.url + STATUS_PATH, timeout=30)
+    assert after.status_code == 402 and ChannelSale.objects.count() == CALLS, after.text
+    tasks.channels_settle()
+    assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
+    assert ChannelSale.objects.count() == CALLS
+    assert ledger_audit() == []
+
+
+def test_the_channel_demo_pays_its_calls_and_prints_the_one_claim(channel_stack, settings, capsys, monkeypatch):
+    """`python -m a2a_service.scripts.demos.channels` (in `make demo`), against the live stack,
+    with the claim task run as beat would while the demo waits for it."""
+    from a2a_service.scripts.demos import channels as demo
+
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    info = {"base_url": stack.url, "chain_rpc_url": stack.chain.url, "usdc_address": settings.USDC_ADDRESS}
+    calls, waited = 12, demo.claim_of
+
+    def beat_then_wait(*args: Any, **kwargs: Any) -> str | None:
+        tasks.channels_claim()
+        return waited(*args, **kwargs)
+
+    monkeypatch.setattr(demo, "CALLS", calls)
+    monkeypatch.setattr(demo, "claim_of", beat_then_wait)
+    assert demo.journey(info, key="0x" + payer.key.hex().removeprefix("0x"), wait=10) == 0
+    out = capsys.readouterr().out
+    assert f"{calls} calls in" in out and "1 transaction(s) on chain (the deposit)" in out
+    assert f"claimed {calls * STATUS_PRICE / 10**6} USDC for all {calls} calls" in out
+    assert ChannelSale.objects.count() == calls
+    assert usdc_balance(stack, payer.address) == 10**6 - calls * STATUS_PRICE  # deposited: the calls' worth
+    tasks.channels_settle()
+
+
+def test_a_channel_pays_through_a_separately_run_facilitator_over_http(channel_stack, settings):
+    """FACILITATOR_URL set (this service's facilitator as a separate process, here the live
+    server itself): the deposit, the claim and the sweep go through its /settle with the
+    shared secret; the vouchers need no facilitator at all."""
+    settings.FACILITATOR_SHARED_SECRET = "s3cret-for-the-service-only"
+    settings.FACILITATOR_URL = channel_stack.url + "/api/a2a/facilitator"
+    settings.FACILITATOR_TIMEOUT_SECONDS = 30
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, _ = channel_client(stack.chain.url, payer)
+    session = channel_session(client)
+    for _ in range(3):
+        paid = session.get(stack.url + STATUS_PATH, timeout=30)
+        assert paid.status_code == 200, paid.text
+    row = PaymentChannel.objects.get()
+    treasury_before = usdc_balance(stack, stack.treasury)
+    tasks.channels_claim()
+    tasks.channels_settle()
+    assert onchain_channel(w3, row.channel_id)[1] == 3 * STATUS_PRICE
+    assert usdc_balance(stack, stack.treasury) - treasury_before == 3 * STATUS_PRICE
+    assert ChannelSale.objects.count() == 3 and ledger_audit() == []
