@@ -143,6 +143,7 @@ def well_known_x402(base: str) -> s.WellKnownX402Out:
     return s.WellKnownX402Out(
         x402Version=2,
         facilitator=facilitator_url(base),
+        discovery=absolute(base, "/api/a2a/facilitator/discovery/resources"),
         network=settings.X402_NETWORK,
         asset=settings.USDC_ADDRESS,
         payTo=settings.TREASURY_ADDRESS,

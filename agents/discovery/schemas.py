@@ -106,6 +106,9 @@ class WellKnownResourceOut(Out):
 class WellKnownX402Out(Out):
     x402Version: int
     facilitator: str
+    discovery: str = Field(
+        "", description="the self-hosted facilitator's bazaar discovery list: the resources it settled"
+    )
     network: str
     asset: str
     payTo: str

@@ -57,3 +57,10 @@ def test_the_openapi_document_names_them_on_every_x402_path(api):
     for operation in operations:
         for name in (*x402_schemes(), *x402_extensions()):
             assert name in operation["description"], (operation["operationId"], name)
+
+
+def test_the_well_known_document_links_the_facilitators_discovery_list(api):
+    body = api.get("/.well-known/x402").json()
+    assert body["discovery"].endswith("/api/a2a/facilitator/discovery/resources")
+    listed = api.get("/api/a2a/facilitator/discovery/resources")
+    assert listed.status_code == 200 and listed.json()["x402Version"] == 2
