@@ -36,6 +36,12 @@ def signin_headers(wallet: LocalAccount, required: PaymentRequired, url: str) ->
     return {"HTTP_" + name.upper().replace("-", "_"): value for name, value in result.headers.items()}
 
 
+def signin_value(wallet: LocalAccount, required: PaymentRequired, url: str) -> str:
+    """The SIGN-IN-WITH-X value the SDK's client hook makes for this challenge, for a protocol
+    that carries it elsewhere than in an HTTP header (MCP `_meta`, A2A message metadata)."""
+    return signin_headers(wallet, required, url)["HTTP_SIGN_IN_WITH_X"]
+
+
 def signin_info(required: PaymentRequired) -> dict[str, Any]:
     """The declaration's info with its chain chosen, as the client hook completes it."""
     declared = (required.extensions or {})[SIGN_IN_WITH_X]

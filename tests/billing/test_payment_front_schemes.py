@@ -1,0 +1,114 @@
+"""The schemes of issue 26 on every surface that sells, through the one payment front
+(billing/front/): `sentiment` sold through the REST x402 route, the chat, the marketplace's
+execute, the MCP tool (`_meta`) and the A2A skill (the a2a-x402 extension's message metadata),
+paid by
+
+1. `batch-settlement`: ONE channel of the SDK's unmodified channel client pays all five: the
+   first call deposits, every call is a voucher; the channel's charged cumulative is five prices,
+   five ledger-visible sales, and each surface's receipt is the voucher's charge and the channel's
+   state, where its protocol carries PAYMENT-RESPONSE;
+2. `sign-in-with-x` (the SDK's client hook): a wallet with a verified credit account spends
+   credits on each surface (the same debit and ledger row, the surface's credit receipt); a wallet
+   with no account gets that surface's 402 / payment-required;
+3. `payment-identifier`: a named `exact` payment sent twice on each surface is answered once.
+
+Each surface carries the material in its protocol's own place (tests/support/surfaces.py): HTTP
+headers (PAYMENT-SIGNATURE, SIGN-IN-WITH-X) for REST, the chat and the marketplace, `_meta` for
+MCP, the message metadata for A2A. One live stack; one channel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from eth_account import Account as EthAccount
+from x402.extensions.payment_identifier import generate_payment_id
+from x402.schemas import PaymentResponseContext, SettleResponse
+
+from billing.credits import credit_add, ledger_audit
+from billing.models import ChannelSale, LedgerEntry, Payment, PaymentChannel
+from billing.selectors.sales import sales_window
+from tests.support.channels import channel_client, channel_payer, onchain_channel, usdc_balance
+from tests.support.marketdata import sentiment_market_write
+from tests.support.payments import balances
+from tests.support.signin import signin_value
+from tests.support.surfaces import SURFACES, Shop
+from tests.support.wallets import register_wallet
+from tests.support.x402_extensions import named_payload
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+SKU = "sentiment"
+PRICE = 50_000  # 0.05 USDC
+N = len(SURFACES)
+
+
+@pytest.fixture
+def shop(channel_stack: Any, settings: Any) -> Iterator[Shop]:
+    """The five surfaces of the live stack (channels offered next to exact), `sentiment` on sale.
+    PUBLIC_BASE_URL is the live server's: an MCP tool's resource (mcp://tool/sentiment) is signed
+    in on our origin, and without it the tool offers no sign-in (billing/x402/signin.py)."""
+    settings.PUBLIC_BASE_URL = channel_stack.url
+    sentiment_market_write()
+    shop = Shop(
+        channel_stack.url,
+        sku=SKU,
+        path="/api/a2a/x402/sentiment",
+        capability=SKU,
+        chat_message="market sentiment",
+    )
+    yield shop
+    shop.close()
+
+
+def test_one_channel_pays_every_surface_by_voucher(shop, channel_stack, settings):
+    settings.X402_CHANNEL_MIN_DEPOSIT = str(N * PRICE)  # one deposit covers the five calls
+    w3 = channel_stack.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, _ = channel_client(channel_stack.chain.url, payer, calls=N)
+    payer_before = usdc_balance(channel_stack, payer.address)
+    block = w3.eth.block_number
+
+    answers = {}
+    for surface in SURFACES:
+        asked = shop.ask(surface)
+        assert [a.scheme for a in asked.required.accepts] == ["exact", "batch-settlement"], surface
+        payload = client.create_payment_payload(asked.required)  # the SDK picks the channel
+        assert payload.accepted.scheme == "batch-settlement"
+        answer = shop.send(surface, asked, payload=payload)
+        assert answer.ok and answer.settled is not None, (surface, answer)
+        # What the SDK's clients do with PAYMENT-RESPONSE: the channel's state, for the next voucher.
+        client.handle_payment_response(
+            PaymentResponseContext(
+                payment_payload=payload,
+                requirements=payload.accepted,
+                settle_response=SettleResponse.model_validate(answer.settled),
+            )
+        )
+        answers[surface] = answer
+
+    # Each receipt: the voucher's charge and the channel's cumulative after it; only the first
+    # call (the deposit) is a transaction, on chain through our facilitator.
+    charged = [
+        (a.settled["extra"]["chargedAmount"], a.settled["extra"]["channelState"]["chargedCumulativeAmount"])
+        for a in answers.values()
+    ]
+    assert charged == [(str(PRICE), str(PRICE * (i + 1))) for i in range(N)]
+    transactions = [a.settled["transaction"] for a in answers.values()]
+    assert transactions[0].startswith("0x") and transactions[1:] == [""] * (N - 1)
+    assert w3.eth.block_number == block + 1
+    assert all(a.content for a in answers.values())
+
+    [channel] = PaymentChannel.objects.all()
+    assert channel.charged_cumulative_atomic == N * PRICE == channel.signed_max_claimable_atomic
+    deposit = int(channel.balance_atomic)
+    assert deposit == N * PRICE and onchain_channel(w3, channel.channel_id) == (deposit, 0)
+    assert usdc_balance(channel_stack, payer.address) == payer_before - deposit
+    # Five ledger-visible sales, one per surface, counted with every other sale.
+    sales = ChannelSale.objects.filter(channel_id=channel.channel_id).order_by("id")
+    assert [(s.sku.sku, s.amount_atomic, s.payer) for s in sales] == [(SKU, PRICE, payer.address.lower())] * N
+    assert [int(s.cumulative_atomic) for s in sales] == [PRICE * (i + 1) for i in range(N)]
+    assert sales_window(days=1)["by_rail"]["x402_channel"] == {"sales": N, "revenue_usdc": N * PRICE / 10**6}
+    assert Payment.objects.count() == 0 and LedgerEntry.objects.count() == 0
+    assert ledger_audit() == []
