@@ -321,7 +321,12 @@ def _resource_url(base: str, offer: Offer) -> str:
 
 # --- outcomes -------------------------------------------------------------------------------
 def _ask_payment(
-    ctx: Ctx, task: A2aTask, challenge: Challenge, user: list[dict[str, Any]], note: str = ""
+    ctx: Ctx,
+    task: A2aTask,
+    challenge: Challenge,
+    user: list[dict[str, Any]],
+    note: str = "",
+    error: str = "payment_required",
 ) -> A2aTask:
     ctx.status = 402
     task.price_atomic = challenge.price_atomic
@@ -329,20 +334,23 @@ def _ask_payment(
         task=task,
         state=State.INPUT_REQUIRED,
         messages=user,
-        status_message=_requirements_message(task, challenge, note),
+        status_message=_requirements_message(task, challenge, note, error),
     )
 
 
-def _requirements_message(task: A2aTask, challenge: Challenge, note: str = "") -> dict[str, Any]:
+def _requirements_message(
+    task: A2aTask, challenge: Challenge, note: str = "", error: str = "payment_required"
+) -> dict[str, Any]:
     """The status message of a task waiting for payment: the price and the x402 requirements
-    (the PaymentRequired of the SKU's REST 402, its PAYMENT-REQUIRED header)."""
+    (the PaymentRequired of the SKU's REST 402, its PAYMENT-REQUIRED header, with its error:
+    why a sign-in was refused, as the REST 402 says it)."""
     price = usdc_from_atomic(challenge.price_atomic)
     text = (
         f"{note}{task.skill} costs {price:g} USDC. Pay with the a2a-x402 extension: sign the requirements in "
         f"{x.REQUIRED} and send the PaymentPayload in {x.PAYLOAD} with {x.STATUS} {x.PAYMENT_SUBMITTED} "
         f"on task {task.id}; or send a message on this task with an X-API-Key header to pay from prepaid credits."
     )
-    metadata = {x.STATUS: x.PAYMENT_REQUIRED, x.REQUIRED: challenge_required_json(challenge, "payment_required")}
+    metadata = {x.STATUS: x.PAYMENT_REQUIRED, x.REQUIRED: challenge_required_json(challenge, error)}
     return _text_message(task, text, metadata)
 
 
@@ -465,8 +473,10 @@ def _pay(ctx: Ctx, task: A2aTask, offer: Offer, brought: Brought, user: list[dic
     if result.status == 401 and result.error is not None:
         raise result.error  # an unknown key: HTTP 401, the task untouched
     if result.status == 402 and result.challenge is not None:
-        # Not enough credit: an x402 payment instead.
-        return _ask_payment(ctx, task, result.challenge, user, note=f"{result.message}. ")
+        # Not enough credit, or a refused sign-in (its reason in the requirements' error, as the
+        # REST 402 gives it): an x402 payment instead.
+        error = result.code if result.asks_x402 else "payment_required"
+        return _ask_payment(ctx, task, result.challenge, user, note=f"{result.message}. ", error=error)
     if result.status == 422:
         return _failed(
             ctx,

@@ -27,7 +27,7 @@ from x402.extensions.payment_identifier import generate_payment_id
 from x402.schemas import PaymentResponseContext, SettleResponse
 
 from billing.credits import credit_add, ledger_audit
-from billing.models import ChannelSale, LedgerEntry, Payment, PaymentChannel
+from billing.models import Account, ChannelSale, LedgerEntry, Payment, PaymentChannel, SignInNonce
 from billing.selectors.sales import sales_window
 from tests.support.channels import channel_client, channel_payer, onchain_channel, usdc_balance
 from tests.support.marketdata import sentiment_market_write
@@ -111,4 +111,47 @@ def test_one_channel_pays_every_surface_by_voucher(shop, channel_stack, settings
     assert [int(s.cumulative_atomic) for s in sales] == [PRICE * (i + 1) for i in range(N)]
     assert sales_window(days=1)["by_rail"]["x402_channel"] == {"sales": N, "revenue_usdc": N * PRICE / 10**6}
     assert Payment.objects.count() == 0 and LedgerEntry.objects.count() == 0
+    assert ledger_audit() == []
+
+
+def test_a_signed_in_wallet_spends_credits_on_every_surface(shop):
+    wallet = EthAccount.create()
+    reg = register_wallet(wallet)  # signed our ownership challenge: a verified credit account
+    credit_add(account_id=reg.account.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
+    answers = {}
+    for surface in SURFACES:
+        asked = shop.ask(surface)
+        answers[surface] = shop.send(surface, asked, sign_in=signin_value(wallet, asked.required, asked.request_url))
+    # Each surface's credit receipt: the price, and the balance the debit left; no API key sent.
+    assert {s: (a.ok, a.credits) for s, a in answers.items()} == {
+        s: (True, (PRICE, 1_000_000 - PRICE * (i + 1))) for i, s in enumerate(SURFACES)
+    }
+    debits = LedgerEntry.objects.filter(account=reg.account, kind=LedgerEntry.Kind.SKU_CALL).order_by("id")
+    assert [(d.sku.sku, d.amount_atomic, d.balance_after_atomic) for d in debits] == [
+        (SKU, -PRICE, 1_000_000 - PRICE * (i + 1)) for i in range(N)
+    ]
+    assert [d.reference for d in debits][:4] == [
+        "/api/a2a/x402/sentiment",
+        "/api/a2a/agenthub/chat",
+        "/api/a2a/marketplace/execute",
+        f"/mcp {SKU}",
+    ] and debits[4].reference.startswith("a2a task ")
+    assert SignInNonce.objects.filter(wallet_address=wallet.address.lower()).count() == N  # one per call
+    assert Payment.objects.count() == 0 and not ChannelSale.objects.exists()
+
+    # A wallet with no credit account: each surface's own payment-required (the 402, MCP's
+    # payment-required tool result, the A2A task back to input-required with the requirements),
+    # saying why; nothing charged.
+    stranger = EthAccount.create()
+    refused = {}
+    for surface in SURFACES:
+        asked = shop.ask(surface)
+        refused[surface] = shop.send(surface, asked, sign_in=signin_value(stranger, asked.required, asked.request_url))
+    assert {s: (a.ok, a.refusal) for s, a in refused.items()} == dict.fromkeys(
+        SURFACES, (False, "siwx_nothing_owned")
+    )
+    assert [refused[s].raw.status_code for s in ("rest", "chat", "marketplace")] == [402] * 3
+    assert refused["a2a"].raw["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert not Account.objects.filter(wallet_address=stranger.address.lower()).exists()
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.SKU_CALL).count() == N
     assert ledger_audit() == []
