@@ -27,7 +27,15 @@ from x402.extensions.payment_identifier import generate_payment_id
 from x402.schemas import PaymentResponseContext, SettleResponse
 
 from billing.credits import credit_add, ledger_audit
-from billing.models import Account, ChannelSale, LedgerEntry, Payment, PaymentChannel, SignInNonce
+from billing.models import (
+    Account,
+    ChannelSale,
+    LedgerEntry,
+    Payment,
+    PaymentChannel,
+    PaymentIdentifier,
+    SignInNonce,
+)
 from billing.selectors.sales import sales_window
 from tests.support.channels import channel_client, channel_payer, onchain_channel, usdc_balance
 from tests.support.marketdata import sentiment_market_write
@@ -155,3 +163,32 @@ def test_a_signed_in_wallet_spends_credits_on_every_surface(shop):
     assert not Account.objects.filter(wallet_address=stranger.address.lower()).exists()
     assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.SKU_CALL).count() == N
     assert ledger_audit() == []
+
+
+def test_a_named_payment_retried_on_every_surface_is_answered_once(shop, channel_stack):
+    before = balances(channel_stack)
+    first, again, ids = {}, {}, {}
+    for surface in SURFACES:
+        asked = shop.ask(surface)
+        assert (asked.required.extensions or {})["payment-identifier"]["info"] == {"required": False}
+        ids[surface] = generate_payment_id()
+        payload = named_payload(asked.required, ids[surface])  # the official client, exact
+        first[surface] = shop.send(surface, asked, payload=payload)
+        # The client retries (a lost answer): the same payload; A2A, as a new task for the skill.
+        retry = shop.ask(surface) if surface == "a2a" else asked
+        again[surface] = shop.send(surface, retry, payload=payload)
+    for surface in SURFACES:
+        answered, retried = first[surface], again[surface]
+        assert answered.ok and retried.ok, (surface, answered, retried)
+        # The first answer again: the same content and the same settlement receipt.
+        assert (retried.content, retried.settled) == (answered.content, answered.settled), surface
+        assert answered.settled is not None and answered.settled["transaction"].startswith("0x")
+    # One charge per surface: one settled Payment, one transfer of the price each.
+    payments = Payment.objects.order_by("id")
+    assert [(p.sku.sku, p.amount_atomic, p.state) for p in payments] == [(SKU, PRICE, Payment.State.SETTLED)] * N
+    assert sorted(p.tx_hash for p in payments) == sorted(a.settled["transaction"] for a in first.values())
+    after = balances(channel_stack)
+    assert (before[0] - after[0], after[1] - before[1]) == (N * PRICE, N * PRICE)
+    rows = PaymentIdentifier.objects.order_by("id")
+    assert [(r.key, r.state, r.scheme, r.sku) for r in rows] == [(ids[s], "answered", "exact", SKU) for s in SURFACES]
+    assert LedgerEntry.objects.count() == 0 and ledger_audit() == []
