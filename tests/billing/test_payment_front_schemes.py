@@ -129,7 +129,9 @@ def test_a_signed_in_wallet_spends_credits_on_every_surface(shop):
     answers = {}
     for surface in SURFACES:
         asked = shop.ask(surface)
-        answers[surface] = shop.send(surface, asked, sign_in=signin_value(wallet, asked.required, asked.request_url))
+        answers[surface] = shop.send(
+            surface, asked, sign_in=signin_value(wallet, asked.required, asked.request_url)
+        )
     # Each surface's credit receipt: the price, and the balance the debit left; no API key sent.
     assert {s: (a.ok, a.credits) for s, a in answers.items()} == {
         s: (True, (PRICE, 1_000_000 - PRICE * (i + 1))) for i, s in enumerate(SURFACES)
@@ -154,7 +156,9 @@ def test_a_signed_in_wallet_spends_credits_on_every_surface(shop):
     refused = {}
     for surface in SURFACES:
         asked = shop.ask(surface)
-        refused[surface] = shop.send(surface, asked, sign_in=signin_value(stranger, asked.required, asked.request_url))
+        refused[surface] = shop.send(
+            surface, asked, sign_in=signin_value(stranger, asked.required, asked.request_url)
+        )
     assert {s: (a.ok, a.refusal) for s, a in refused.items()} == dict.fromkeys(
         SURFACES, (False, "siwx_nothing_owned")
     )
@@ -185,10 +189,14 @@ def test_a_named_payment_retried_on_every_surface_is_answered_once(shop, channel
         assert answered.settled is not None and answered.settled["transaction"].startswith("0x")
     # One charge per surface: one settled Payment, one transfer of the price each.
     payments = Payment.objects.order_by("id")
-    assert [(p.sku.sku, p.amount_atomic, p.state) for p in payments] == [(SKU, PRICE, Payment.State.SETTLED)] * N
+    assert [(p.sku.sku, p.amount_atomic, p.state) for p in payments] == [
+        (SKU, PRICE, Payment.State.SETTLED)
+    ] * N
     assert sorted(p.tx_hash for p in payments) == sorted(a.settled["transaction"] for a in first.values())
     after = balances(channel_stack)
     assert (before[0] - after[0], after[1] - before[1]) == (N * PRICE, N * PRICE)
     rows = PaymentIdentifier.objects.order_by("id")
-    assert [(r.key, r.state, r.scheme, r.sku) for r in rows] == [(ids[s], "answered", "exact", SKU) for s in SURFACES]
+    assert [(r.key, r.state, r.scheme, r.sku) for r in rows] == [
+        (ids[s], "answered", "exact", SKU) for s in SURFACES
+    ]
     assert LedgerEntry.objects.count() == 0 and ledger_audit() == []

@@ -75,7 +75,9 @@ def _http_answer(resp: requests.Response, content: Any) -> Answer:
     return Answer(
         True,
         content=content,
-        settled=decode_payment_response_header(settled).model_dump(by_alias=True, exclude_none=True) if settled else None,
+        settled=decode_payment_response_header(settled).model_dump(by_alias=True, exclude_none=True)
+        if settled
+        else None,
         credits=credits,
         raw=resp,
     )
@@ -111,7 +113,9 @@ class Shop:
         if surface == "mcp":
             result = self._mcp({})
             required = extract_payment_required_from_result(
-                MCPToolResult(content=result["content"], is_error=True, structured_content=result["structuredContent"])
+                MCPToolResult(
+                    content=result["content"], is_error=True, structured_content=result["structuredContent"]
+                )
             )
             assert required is not None, result
             return Asked(required, self.url + "/mcp")
@@ -171,7 +175,10 @@ class Shop:
     # --- each protocol on the wire ----------------------------------------------------------------
     def _chat(self, headers: dict[str, str]) -> requests.Response:
         return self.http.post(
-            self.url + "/api/a2a/agenthub/chat", json={"message": self.chat_message}, headers=headers, timeout=60
+            self.url + "/api/a2a/agenthub/chat",
+            json={"message": self.chat_message},
+            headers=headers,
+            timeout=60,
         )
 
     def _chat_answer(self, resp: requests.Response) -> Answer:
@@ -187,7 +194,10 @@ class Shop:
 
     def _execute(self, headers: dict[str, str]) -> requests.Response:
         return self.http.post(
-            self.url + "/api/a2a/marketplace/execute", json={"capability": self.capability}, headers=headers, timeout=60
+            self.url + "/api/a2a/marketplace/execute",
+            json={"capability": self.capability},
+            headers=headers,
+            timeout=60,
         )
 
     def _mcp(self, meta: dict[str, Any], *, key: str = "") -> dict[str, Any]:
@@ -205,7 +215,9 @@ class Shop:
         meta = result.get("_meta") or {}
         if result["isError"]:
             required = extract_payment_required_from_result(
-                MCPToolResult(content=result["content"], is_error=True, structured_content=result["structuredContent"])
+                MCPToolResult(
+                    content=result["content"], is_error=True, structured_content=result["structuredContent"]
+                )
             )
             refusal = required.error if required is not None else result["structuredContent"].get("code")
             return Answer(False, refusal=str(refusal or ""), raw=result)
