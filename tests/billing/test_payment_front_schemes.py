@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from eth_account import Account as EthAccount
 from x402.extensions.payment_identifier import generate_payment_id
+from x402.extensions.sign_in_with_x import SIGN_IN_WITH_X
 from x402.schemas import PaymentResponseContext, SettleResponse
 
 from billing.credits import credit_add, ledger_audit
@@ -122,7 +123,7 @@ def test_one_channel_pays_every_surface_by_voucher(shop, channel_stack, settings
     assert ledger_audit() == []
 
 
-def test_a_signed_in_wallet_spends_credits_on_every_surface(shop):
+def test_a_signed_in_wallet_spends_credits_on_every_surface(shop, settings):
     wallet = EthAccount.create()
     reg = register_wallet(wallet)  # signed our ownership challenge: a verified credit account
     credit_add(account_id=reg.account.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
@@ -165,6 +166,17 @@ def test_a_signed_in_wallet_spends_credits_on_every_surface(shop):
     assert [refused[s].raw.status_code for s in ("rest", "chat", "marketplace")] == [402] * 3
     assert refused["a2a"].raw["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert not Account.objects.filter(wallet_address=stranger.address.lower()).exists()
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.SKU_CALL).count() == N
+
+    # Without PUBLIC_BASE_URL an MCP tool's resource (mcp://tool/sentiment) has no web origin to
+    # sign in on: its payment-required declares no sign-in, and a sign-in sent anyway (signed for
+    # the REST route's challenge) is refused like a bad one, with the x402 offer; nothing charged.
+    settings.PUBLIC_BASE_URL = ""
+    asked = shop.ask("mcp")
+    assert SIGN_IN_WITH_X not in (asked.required.extensions or {}) and asked.required.accepts
+    rest = shop.ask("rest")
+    answer = shop.send("mcp", asked, sign_in=signin_value(wallet, rest.required, rest.request_url))
+    assert (answer.ok, answer.refusal) == (False, "invalid_siwx_uri_mismatch")
     assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.SKU_CALL).count() == N
     assert ledger_audit() == []
 
