@@ -44,7 +44,7 @@ from billing.front.types import Brought, Charge, Refused, Sale, Sold
 from billing.models import PaymentIdentifier
 from billing.rails.base import X402Receipt
 from billing.x402.challenge import ChallengeContext, extension_register
-from billing.x402.proof import PaymentRejected, proof_decode, proof_decode_object
+from billing.x402.proof import proof_peek
 
 logger = logging.getLogger(__name__)
 
@@ -81,10 +81,7 @@ def payment_named(brought: Brought, sale: Sale) -> Named | None:
         raw = brought.header(PAYMENT_SIGNATURE_HEADER) or None  # v1 (X-PAYMENT) has no extensions
     if raw is None:
         return None
-    try:
-        payload = proof_decode(str(raw)) if brought.proof_in == "headers" else proof_decode_object(raw)
-    except PaymentRejected:
-        return None
+    payload = proof_peek(raw, in_metadata=brought.proof_in == "metadata")
     if not isinstance(payload, PaymentPayload) or not payload.extensions:
         return None
     if PAYMENT_IDENTIFIER not in payload.extensions:

@@ -84,6 +84,16 @@ def proof_decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
         raise
 
 
+def proof_peek(raw: object, *, in_metadata: bool) -> PaymentPayload | PaymentPayloadV1 | None:
+    """The payload, or None where proof_decode would refuse it: for a look at the payment
+    before its rail decodes it (the front's payment identifier). Not counted: the rail's own
+    decoding counts the refusal once."""
+    try:
+        return _decode_object(raw) if in_metadata else _decode(str(raw))
+    except PaymentRejected:
+        return None
+
+
 def _decode(raw: str) -> PaymentPayload | PaymentPayloadV1:
     limit = settings.PAYMENT_HEADER_MAX_BYTES
     if len(raw) > limit:
