@@ -23,13 +23,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import transaction
 from x402.mechanisms.evm.batch_settlement.errors import ERR_CUMULATIVE_AMOUNT_MISMATCH
 from x402.mechanisms.evm.batch_settlement.server import Channel
-from x402.mechanisms.evm.batch_settlement.types import is_deposit_payload, is_refund_payload
+from x402.mechanisms.evm.batch_settlement.types import (
+    is_deposit_payload,
+    is_refund_payload,
+    is_voucher_payload,
+)
+from x402.mechanisms.evm.batch_settlement.utils import normalize_channel_id
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 from x402.schemas.errors import PaymentAbortedError
 from x402.schemas.hooks import VerifiedPaymentCancelOptions
@@ -41,7 +47,7 @@ from billing.models import ChannelSale
 from billing.rails.base import Content, Offer, Paid, Receipt, X402Receipt
 from billing.rails.x402 import PaymentUnreachable, x402_challenge
 from billing.x402.challenge import Challenge
-from billing.x402.channels import SCHEME, channel_scheme, channel_server, channels_on
+from billing.x402.channels import SCHEME, channel_scheme, channel_server, channel_storage, channels_on
 from billing.x402.facilitator_client import FacilitatorUnavailable
 from billing.x402.proof import PaymentRejected
 from catalog.models import Sku
@@ -82,11 +88,15 @@ class ChannelRail:
     final_before_effects: ClassVar[bool] = True
     runs_first: ClassVar[bool] = False
 
-    def __init__(self, *, payload: PaymentPayload, requirements: PaymentRequirements, challenge: Challenge) -> None:
+    def __init__(
+        self, *, payload: PaymentPayload, requirements: PaymentRequirements, challenge: Challenge
+    ) -> None:
         self.payload = payload
         self.requirements = requirements
         self.challenge = challenge
         self.server = channel_server()
+        self.offer: Offer | None = None
+        self.held = False  # the call runs in one transaction holding its channel's row (scope)
 
     @property
     def payer(self) -> str:
@@ -97,10 +107,33 @@ class ChannelRail:
         offer.call.payer = self.payer
         if is_refund_payload(self.payload.payload):
             return self._refund()
+        self.offer = offer
         return None
 
     def scope(self, body: Callable[[], Paid]) -> Paid:
-        return body()
+        """A voucher on a known channel, for a product without effects: verify, the product
+        and commit in one transaction that holds the channel's row from the first read to the
+        commit (billing/x402/channels.py DatabaseChannelStorage.held). The scheme's checks are
+        the same; a concurrent call of the same channel waits for the row, then finds the
+        cumulative amount moved (the corrective 402). A failed product or commit rolls the
+        whole call back: nothing is charged and no reservation is left. A deposit (a
+        transaction on chain) and a product with effects (it runs once the voucher is committed)
+        keep the scheme's own sequence of short transactions."""
+        raw, offer = self.payload.payload, self.offer
+        if offer is None or offer.product.effects or not is_voucher_payload(raw) or is_deposit_payload(raw):
+            return body()
+        try:
+            channel_id = normalize_channel_id(str(raw["voucher"]["channelId"]))
+        except (TypeError, ValueError, KeyError):
+            return body()  # the scheme refuses it
+        with transaction.atomic(), channel_storage().held(channel_id) as held:
+            if held:
+                self.held = True
+                try:
+                    return body()
+                finally:
+                    self.held = False
+        return body()  # a channel this server has not seen: the scheme verifies it remotely
 
     def hold(self, offer: Offer, content: Content | None) -> ChannelHold:
         verified = self._verify()
@@ -137,13 +170,17 @@ class ChannelRail:
             message = message or "the voucher does not sign what the channel has charged plus this call"
         else:
             channel_scheme().take_request_context(self.payload)  # nothing of this request is kept
-        return PaymentRejected(reason, message or f"the channel payment was refused: {reason}", challenge=challenge)
+        return PaymentRejected(
+            reason, message or f"the channel payment was refused: {reason}", challenge=challenge
+        )
 
     def _refund(self) -> Paid:
         """A cooperative refund: claim what the vouchers paid, return the rest; no product."""
         verified = self._verify()
         if verified.skip_handler is None:
-            raise PaymentRejected("invalid_batch_settlement_refund", "the refund request was not acknowledged")
+            raise PaymentRejected(
+                "invalid_batch_settlement_refund", "the refund request was not acknowledged"
+            )
         try:
             settled = self.server.settle_payment(self.payload, self.requirements)
         except PaymentAbortedError as exc:
@@ -152,7 +189,9 @@ class ChannelRail:
             self._cancel("handler_failed")
             raise _unreachable(f"the refund could not be sent: {exc}") from exc
         if not settled.success:
-            raise PaymentRejected(settled.error_reason or "refund_failed", settled.error_message or "the refund failed")
+            raise PaymentRejected(
+                settled.error_reason or "refund_failed", settled.error_message or "the refund failed"
+            )
         body = verified.skip_handler.body
         content = dict(body) if isinstance(body, dict) else {"message": "Refund acknowledged"}
         return Paid(content, X402Receipt(settlement=settled, version=2, amount_atomic=0))
@@ -197,7 +236,8 @@ class ChannelHold:
         context = channel_scheme().read_request_context(rail.payload)
         pending_id = context.pending_id if context is not None else None
         try:
-            with transaction.atomic():
+            # Held: the call's own transaction (ChannelRail.scope) already covers both.
+            with nullcontext() if rail.held else transaction.atomic():
                 settled = rail.server.settle_payment(rail.payload, rail.requirements)
                 if not settled.success:
                     raise PaymentRejected(
