@@ -31,7 +31,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from rest_framework.request import Request
 from a2a_service.core.errors import ApiError, rate_limited_body
 from a2a_service.core.hotsettings import settings_cached
 from a2a_service.core.observe import money_event, paid_call_observe
+from a2a_service.core.randpool import token_hex
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
@@ -480,7 +480,7 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
         "account": holder.account_id,
         "key": holder.key_id,
         "sku": sku,
-        "reference": f"{path} req:{os.urandom(16).hex()}",
+        "reference": f"{path} req:{token_hex(16)}",
         "sync_commit": _sync_commit(),
     }
     try:
