@@ -312,7 +312,7 @@ def base_throttle() -> ClientRateThrottle:
     rates are compared, not cached for good."""
     global _base
     rates = ClientRateThrottle.THROTTLE_RATES
-    rate = rates.get(ClientRateThrottle.scope)
+    rate = rates.get(ClientRateThrottle.scope or "")
     kept_rates, kept_rate, throttle = _base
     if throttle is None or kept_rates is not rates or kept_rate != rate:
         throttle = ClientRateThrottle()

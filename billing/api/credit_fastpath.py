@@ -476,11 +476,12 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
     raw = _raw(conn)
     if raw is None:
         return None
-    params = {
+    reference = f"{path} req:{token_hex(16)}"
+    params: dict[str, Any] = {
         "account": holder.account_id,
         "key": holder.key_id,
         "sku": sku,
-        "reference": f"{path} req:{token_hex(16)}",
+        "reference": reference,
         "sync_commit": _sync_commit(),
     }
     try:
@@ -493,12 +494,12 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
         try:
             raw = _raw(conn)
             if raw is None:  # inside a transaction now: the ledger cannot be read here
-                raise ChargeUnconfirmed(params["reference"])
+                raise ChargeUnconfirmed(reference)
             with psycopg.Cursor(raw) as cur:
                 row = cur.execute(LEDGER_ROW_SQL, params).fetchone()
         except Exception as exc:
             # Falling back to Django could charge the call a second time: answer 503.
-            raise ChargeUnconfirmed(params["reference"]) from exc
+            raise ChargeUnconfirmed(reference) from exc
     if row is None:
         return None
     charged, balance, entry = int(row[0]), int(row[1]), int(row[2])
@@ -509,7 +510,7 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
         account_id=holder.account_id,
         ledger_entry_id=entry,
         sku=sku,
-        reference=params["reference"],
+        reference=reference,
     )
     return charged, balance
 

@@ -28,7 +28,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -140,10 +140,10 @@ def reference_caller(supported: bytes) -> tuple[Callable[[], tuple[int, bytes]],
     async def one() -> tuple[int, bytes]:
         out: dict[str, Any] = {"body": b""}
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> MutableMapping[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 out["status"] = message["status"]
             elif message["type"] == "http.response.body":
