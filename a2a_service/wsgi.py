@@ -14,6 +14,7 @@ django_application = get_wsgi_application()
 from django.conf import settings  # noqa: E402
 
 from a2a_service.core.fastcache import FreeFastPath, request_is_secure  # noqa: E402
+from a2a_service.core.hotsettings import settings_cached  # noqa: E402
 from a2a_service.core.metrics_endpoint import METRICS_PATH, metrics_answer  # noqa: E402
 from a2a_service.core.requestlog import observe_request  # noqa: E402
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
@@ -42,15 +43,11 @@ class SecureFastPaths(ChallengeFastPath):
             if answer is not None:
                 return answer
         secure = request_is_secure(environ)
-        if not secure and settings.SECURE_SSL_REDIRECT:
+        redirect, hsts = _transport()
+        if not secure and redirect:
             return self.django_app(environ, start_response)
-        if not (secure and settings.SECURE_HSTS_SECONDS):
+        if not (secure and hsts):
             return super().__call__(environ, start_response)
-        hsts = f"max-age={settings.SECURE_HSTS_SECONDS}"
-        if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
-            hsts += "; includeSubDomains"
-        if settings.SECURE_HSTS_PRELOAD:
-            hsts += "; preload"
 
         def start_with_hsts(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             if not any(name.lower() == "strict-transport-security" for name, _ in headers):
@@ -58,6 +55,19 @@ class SecureFastPaths(ChallengeFastPath):
             return start_response(status, headers, exc_info)
 
         return super().__call__(environ, start_with_hsts)
+
+
+@settings_cached
+def _transport() -> tuple[bool, str]:
+    """SECURE_SSL_REDIRECT, and the HSTS header's value ("" for none)."""
+    hsts = ""
+    if settings.SECURE_HSTS_SECONDS:
+        hsts = f"max-age={settings.SECURE_HSTS_SECONDS}"
+        if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
+            hsts += "; includeSubDomains"
+        if settings.SECURE_HSTS_PRELOAD:
+            hsts += "; preload"
+    return bool(settings.SECURE_SSL_REDIRECT), hsts
 
 
 # Unpaid 402 challenges and free documents (catalogs, discovery, manifests, teasers) are

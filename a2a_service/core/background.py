@@ -20,17 +20,22 @@ class PerProcess:
     """Runs a start function once in each process."""
 
     def __init__(self) -> None:
-        self._pid = 0
+        self._started = False
+        self._lock = threading.Lock()
+        # A flag reset in a forked child, not a pid check per call (asked on every request).
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self._started = False
         self._lock = threading.Lock()
 
     def ensure(self, start: Callable[[], None]) -> None:
-        pid = os.getpid()
-        if self._pid == pid:
+        if self._started:
             return
         with self._lock:
-            if self._pid == pid:
+            if self._started:
                 return
-            self._pid = pid
+            self._started = True
             start()
 
 

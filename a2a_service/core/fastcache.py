@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -39,6 +39,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from a2a_service.core.background import PerProcess, repeat_every
+from a2a_service.core.hotsettings import settings_cached
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
@@ -52,18 +53,29 @@ LOCAL_MAX_ENTRIES = 5000
 COUNT_FLUSH_SECONDS = 1.0
 
 
+V = TypeVar("V")
+
+
+@settings_cached
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    header = settings.SECURE_PROXY_SSL_HEADER
+    return (header[0], header[1]) if header else None
+
+
 def request_is_secure(environ: dict[str, Any]) -> bool:
     """HttpRequest.is_secure() on a bare WSGI environ."""
-    if settings.SECURE_PROXY_SSL_HEADER:
-        header, secure_value = settings.SECURE_PROXY_SSL_HEADER
+    proxy_header = _proxy_ssl_header()
+    if proxy_header is not None:
+        header, secure_value = proxy_header
         value = environ.get(header)
         if value is not None:
             return value.split(",", 1)[0].strip() == secure_value
     return environ.get("wsgi.url_scheme") == "https"
 
 
-class PushInvalidatedCopy:
-    """This process's copy of stored answers and its buffered hit counts."""
+class PushInvalidatedCopy(Generic[V]):
+    """This process's copy of stored answers (of type V: Answer for the free documents, what the
+    challenge layer prepares for its own) and its buffered hit counts."""
 
     def __init__(self, *, channel: str, name: str, ttl: float | None = None) -> None:
         """ttl: seconds an entry is used at most (None: until an invalidation)."""
@@ -71,7 +83,7 @@ class PushInvalidatedCopy:
         self.name = name
         self.ttl = ttl
         # key -> (answer, time.monotonic() after which it is not used)
-        self._data: dict[str, tuple[Answer, float]] = {}
+        self._data: dict[str, tuple[V, float]] = {}
         self._generation = 0
         self._listening = threading.Event()
         self._counts: Counter[str] = Counter()
@@ -79,7 +91,7 @@ class PushInvalidatedCopy:
         self._threads = PerProcess()
 
     # -- the copy ---------------------------------------------------------------------
-    def get(self, key: str) -> Answer | None:
+    def get(self, key: str) -> V | None:
         if not self._listening.is_set():
             return None
         entry = self._data.get(key)
@@ -90,7 +102,7 @@ class PushInvalidatedCopy:
     def generation(self) -> int:
         return self._generation
 
-    def put(self, key: str, value: Answer, generation: int, ttl: float | None = None) -> None:
+    def put(self, key: str, value: V, generation: int, ttl: float | None = None) -> None:
         """ttl: this entry's own lifetime in seconds (else the copy's)."""
         life = ttl if ttl is not None else self.ttl
         with self._lock:
@@ -185,20 +197,24 @@ FREE_TTL_SECONDS = 60
 ENVIRON_FIELD = "a2a.free_cache.field"
 # The copy's entries live no longer than the stored ones: a document that (against the rule
 # of CACHEABLE_ROUTES) came to depend on the clock is at most this old.
-FREE_LOCAL = PushInvalidatedCopy(channel=FREE_CHANNEL, name="free-cache", ttl=FREE_TTL_SECONDS)
+FREE_LOCAL: PushInvalidatedCopy[Answer] = PushInvalidatedCopy(
+    channel=FREE_CHANNEL, name="free-cache", ttl=FREE_TTL_SECONDS
+)
 # Requests carrying any of these may be answered differently (or are someone's): Django.
-_BYPASS_HEADERS = (
-    "HTTP_COOKIE",
-    "HTTP_AUTHORIZATION",
-    "HTTP_ORIGIN",
-    "HTTP_X_API_KEY",
-    "HTTP_X_WHALE_TOKEN",  # billing.whale: checked (401 if refused) and rate-limited by Django
-    "HTTP_X_SESSION_TOKEN",
-    "HTTP_PAYMENT_SIGNATURE",
-    "HTTP_X_PAYMENT",
-    "HTTP_X_INGEST_TOKEN",
-    "HTTP_IDEMPOTENCY_KEY",
-    "HTTP_ACCESS_CONTROL_REQUEST_METHOD",
+_BYPASS_HEADERS = frozenset(
+    {
+        "HTTP_COOKIE",
+        "HTTP_AUTHORIZATION",
+        "HTTP_ORIGIN",
+        "HTTP_X_API_KEY",
+        "HTTP_X_WHALE_TOKEN",  # billing.whale: checked (401 if refused) and rate-limited by Django
+        "HTTP_X_SESSION_TOKEN",
+        "HTTP_PAYMENT_SIGNATURE",
+        "HTTP_X_PAYMENT",
+        "HTTP_X_INGEST_TOKEN",
+        "HTTP_IDEMPOTENCY_KEY",
+        "HTTP_ACCESS_CONTROL_REQUEST_METHOD",
+    }
 )
 _MAX_KEY_CHARS = 1024
 # Django's SecurityMiddleware adds HSTS only to https answers: the layer in a2a_service/wsgi.py
@@ -267,7 +283,7 @@ def _decode(stored: bytes) -> Answer:
 
 def _request_key(environ: dict[str, Any]) -> str | None:
     """What the answer depends on besides the shop's data; None: not a cacheable request."""
-    if environ.get("REQUEST_METHOD") != "GET" or any(h in environ for h in _BYPASS_HEADERS):
+    if environ.get("REQUEST_METHOD") != "GET" or not _BYPASS_HEADERS.isdisjoint(environ):
         return None
     path = environ.get("PATH_INFO", "")
     if not (path.startswith(("/api/", "/.well-known/"))) or path.startswith("/api/a2a/x402/"):
@@ -377,10 +393,10 @@ def _within_rate(environ: dict[str, Any]) -> bool:
     # Imported here: the throttle module is imported by DRF's settings, after this one.
     from rest_framework.request import Request
 
-    from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
+    from a2a_service.core.throttling import BUFFERED_WINDOWS, ThrottleEnviron, base_throttle
 
     try:
-        throttle = ClientRateThrottle()
+        throttle = base_throttle()
         if not throttle.rate:
             return True
         wait = BUFFERED_WINDOWS.take(

@@ -9,6 +9,8 @@ from functools import lru_cache
 import redis
 from django.conf import settings
 
+from a2a_service.core.hotsettings import settings_cached
+
 # Daily hit counters: one hash per day, field "<metric>|<key>". Views and the free-document
 # layer add to it; catalog.counters moves the counts into DailyCounter rows.
 COUNTER_HASH_PREFIX = "a2a:ctr:"
@@ -19,6 +21,7 @@ def _redis(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
 
+@settings_cached  # asked several times per request by the layers in front of Django
 def redis_client() -> redis.Redis | None:
     return _redis(settings.REDIS_URL) if settings.REDIS_URL else None
 

@@ -18,7 +18,6 @@ the pattern its path resolves to (remembered per path), so routes stay a bounded
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -28,6 +27,7 @@ from typing import Any, NamedTuple
 from django.core.signals import request_finished
 
 from a2a_service.core.metrics import REQUESTS
+from a2a_service.core.randpool import token_hex
 
 REQUEST_ID_HEADER = "X-Request-ID"
 REQUEST_ID_MAX_CHARS = 128
@@ -52,11 +52,13 @@ _context: ContextVar[Context | None] = ContextVar("a2a_request_context", default
 # The context RequestObserveMiddleware entered itself (no observe_request in front), left when
 # Django sends request_finished: after the middleware returns, Django still logs the response
 # (django.request, 4xx and 5xx), which must carry the id.
-_left_at_finish: ContextVar[Token[Context | None] | None] = ContextVar("a2a_request_context_owned", default=None)
+_left_at_finish: ContextVar[Token[Context | None] | None] = ContextVar(
+    "a2a_request_context_owned", default=None
+)
 
 
 def request_id_new() -> str:
-    return os.urandom(12).hex()
+    return token_hex(12)
 
 
 def request_id_accept(value: str | None) -> str:
@@ -136,12 +138,14 @@ def request_observe(*, route: str, method: str, status: str, layer: str, seconds
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def observe_request(app: WSGIApp, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+def observe_request(
+    app: WSGIApp, environ: dict[str, Any], start_response: Callable[..., Any]
+) -> Iterable[bytes]:
     """Run `app` for one request with its id in context, the id in its answer, and time it.
     (In front of the fast paths: a few microseconds, one buffered histogram observation.)"""
     started = time.perf_counter()
     sent = environ.get("HTTP_X_REQUEST_ID")
-    rid = sent if sent and _REQUEST_ID.fullmatch(sent) else os.urandom(12).hex()
+    rid = sent if sent and _REQUEST_ID.fullmatch(sent) else token_hex(12)
     environ[ENVIRON_REQUEST_ID] = rid
     token = _context.set(Context(rid))
     status = "500"

@@ -302,6 +302,24 @@ class ClientRateThrottle(AnonRateThrottle):
         return self._wait
 
 
+_base: tuple[Any, Any, ClientRateThrottle | None] = (None, None, None)
+
+
+def base_throttle() -> ClientRateThrottle:
+    """A ClientRateThrottle for the fast paths' budget() and get_ident(), which keep no state:
+    made again only when the rates change (DRF parses the rate in every instance's __init__,
+    several microseconds a request). Tests replace AnonRateThrottle.THROTTLE_RATES, so the
+    rates are compared, not cached for good."""
+    global _base
+    rates = ClientRateThrottle.THROTTLE_RATES
+    rate = rates.get(ClientRateThrottle.scope or "")
+    kept_rates, kept_rate, throttle = _base
+    if throttle is None or kept_rates is not rates or kept_rate != rate:
+        throttle = ClientRateThrottle()
+        _base = (rates, rate, throttle)
+    return throttle
+
+
 class ThrottleEnviron:
     """What DRF's get_ident reads of a request, straight from the WSGI environ."""
 

@@ -32,14 +32,17 @@ from typing import Any
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils import timezone
 from redis.commands.core import Script
 
-from a2a_service.core.fastcache import Answer, PushInvalidatedCopy
+from a2a_service.core.fastcache import PushInvalidatedCopy
+from a2a_service.core.hotsettings import settings_cached
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import channel, counter_hash, redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
-from billing.x402.signin import siwx_renonce
+from billing.x402.signin import SiwxRenonce
 from billing.x402.upto import upto_fingerprint
 from catalog.products.availability import AVAILABILITY_HASH, AVAILABLE
 
@@ -70,8 +73,28 @@ STATIC_HEADERS = [
 ]
 
 
+# How long a process reuses its fingerprint: the `upto` part follows the facilitator's
+# /supported, which upto_kind itself re-reads only every few minutes.
+FINGERPRINT_SECONDS = 1.0
+_fingerprint_kept: tuple[str, float] = ("", 0.0)
+
+
 def _fingerprint() -> str:
-    """Part of every key: a deployment with other payment settings never reads these."""
+    """Part of every key: a deployment with other payment settings never reads these.
+    Computed at most once a FINGERPRINT_SECONDS (and after a settings change): it asks the
+    facilitator's configuration, tens of microseconds per unpaid request otherwise."""
+    global _fingerprint_kept
+    value, until = _fingerprint_kept
+    now = time.monotonic()
+    if until > now and value:
+        return value
+    value = hashlib.sha1(f"{_settings_part()}|{upto_fingerprint()}|v2".encode()).hexdigest()[:12]
+    _fingerprint_kept = (value, now + FINGERPRINT_SECONDS)
+    return value
+
+
+@settings_cached
+def _settings_part() -> str:
     parts = [
         settings.X402_NETWORK,
         settings.X402_NETWORK_V1_NAME,
@@ -81,16 +104,22 @@ def _fingerprint() -> str:
         settings.USDC_EIP712_NAME,
         settings.USDC_EIP712_VERSION,
         settings.PUBLIC_BASE_URL,
-        upto_fingerprint(),  # a metered product's `upto` names the facilitator's settling address
         # The channel offer (billing/x402/channels.py): on or off, its authorizer (by its key),
         # withdraw delay and minimum deposit.
         str(bool(settings.X402_CHANNELS_ENABLED and settings.RECEIVER_AUTHORIZER_PRIVATE_KEY)),
         hashlib.sha1(settings.RECEIVER_AUTHORIZER_PRIVATE_KEY.encode()).hexdigest()[:8],
         str(settings.X402_CHANNEL_WITHDRAW_DELAY),
         settings.X402_CHANNEL_MIN_DEPOSIT,
-        "v2",  # the stored format (sku, expiry, header, body)
     ]
-    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
+    # then: upto_fingerprint() (a metered product's `upto` names the facilitator's settling
+    # address) and "v2" (the stored format: sku, expiry, header, body)
+    return "|".join(parts)
+
+
+@receiver(setting_changed)
+def _forget_fingerprint(**kwargs: Any) -> None:
+    global _fingerprint_kept
+    _fingerprint_kept = ("", 0.0)
 
 
 def challenge_key(host: str, path: str, query: str) -> str:
@@ -150,22 +179,36 @@ def challenges_forget() -> None:
         )
 
 
+class Challenge:
+    """A stored challenge, prepared to be served: its counter field, body, and headers but the
+    PAYMENT-REQUIRED one, which gets a sign-in nonce of each response's own."""
+
+    __slots__ = ("field", "body", "_renonce", "_length")
+
+    def __init__(self, *, sku: str, header: str, body: bytes) -> None:
+        self.field = f"challenge|{sku}"
+        self.body = body
+        self._renonce = SiwxRenonce(header)
+        self._length = str(len(body))  # the body's: a new nonce has the same length
+
+    def headers(self) -> list[tuple[str, str]]:
+        return [
+            *STATIC_HEADERS,
+            ("PAYMENT-REQUIRED", self._renonce.fresh()),
+            ("Content-Length", self._length),
+        ]
+
+
 # This process's copy and buffered challenge counts (the machinery is shared with the free
 # documents' layer: a2a_service/core/fastcache.py).
-LOCAL = PushInvalidatedCopy(channel=CHANNEL, name="x402-challenge")
+LOCAL: PushInvalidatedCopy[Challenge] = PushInvalidatedCopy(channel=CHANNEL, name="x402-challenge")
 
 
-def _decode(stored: bytes) -> tuple[Answer, float]:
+def _decode(stored: bytes) -> tuple[Challenge, float]:
     """The answer, and how many seconds it may still be served."""
     sku, until_ms, header, body = stored.split(b"\n", 3)
-    headers = [*STATIC_HEADERS, ("PAYMENT-REQUIRED", header.decode()), ("Content-Length", str(len(body)))]
-    return (f"challenge|{sku.decode()}", body, headers), int(until_ms) / 1000 - time.time()
-
-
-def _fresh(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The stored headers with a sign-in nonce of this response's own (the same length: the
-    Content-Length, of the body, is unchanged)."""
-    return [(name, siwx_renonce(value) if name == "PAYMENT-REQUIRED" else value) for name, value in headers]
+    challenge = Challenge(sku=sku.decode(), header=header.decode(), body=body)
+    return challenge, int(until_ms) / 1000 - time.time()
 
 
 class ChallengeFastPath:
@@ -196,10 +239,10 @@ class ChallengeFastPath:
         key = challenge_key(host, path, environ.get("QUERY_STRING", ""))
         local = LOCAL.get(key)
         if local is not None:
-            LOCAL.count(local[0])
+            LOCAL.count(local.field)
             environ[ENVIRON_LAYER] = "challenge_cache"
-            start_response("402 Payment Required", _fresh(local[2]))
-            return [local[1]]
+            start_response("402 Payment Required", local.headers())
+            return [local.body]
         generation = LOCAL.generation()
         try:
             if self._script is None:
@@ -214,5 +257,5 @@ class ChallengeFastPath:
             return self.app(environ, start_response)
         LOCAL.put(key, decoded, generation, ttl=remaining)
         environ[ENVIRON_LAYER] = "challenge_cache"
-        start_response("402 Payment Required", _fresh(decoded[2]))
-        return [decoded[1]]
+        start_response("402 Payment Required", decoded.headers())
+        return [decoded.body]

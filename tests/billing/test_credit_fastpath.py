@@ -312,3 +312,28 @@ def test_debits_skip_the_disk_flush_only_in_their_own_transaction(wsgi, settings
             cursor.execute("SHOW synchronous_commit")
             assert cursor.fetchone()[0] == "on"
     assert len(debits()) == 2 * (calls + 1) and ledger_audit() == []
+
+
+def test_a_forgotten_statement_is_prepared_again_and_a_killed_connection_is_charged_once(wsgi, django_calls):
+    """The debit is libpq's own prepared-statement call: a statement the server forgot (DISCARD
+    ALL, as a pooler sends) is prepared again, nothing charged twice; a connection the server
+    ended is psycopg's OperationalError, the ledger says the debit did not commit, and Django
+    serves the call, charged once."""
+    key, account = funded(1.0)
+    assert wsgi.get(STATUS, headers={"X-API-Key": key}).status_code == 200  # prepared here
+    with connection.cursor() as cursor:
+        cursor.execute("DISCARD ALL")
+    resp = wsgi.get(STATUS, headers={"X-API-Key": key})
+    assert resp.status_code == 200 and django_calls == [] and resp.headers["X-Credit-Balance"] == "0.98"
+
+    pid = connection.connection.info.backend_pid
+    other = connection.copy()  # a second connection, to end the first one's backend
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    finally:
+        other.close()
+    resp = wsgi.get(STATUS, headers={"X-API-Key": key})
+    assert resp.status_code == 200 and django_calls == [STATUS]
+    assert [r.amount_atomic for r in debits()] == [-10_000] * 3 and balance(account) == 970_000
+    assert ledger_audit() == []

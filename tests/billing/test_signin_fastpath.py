@@ -65,3 +65,36 @@ def test_one_wallet_signs_in_twice_within_the_cached_minute(wsgi):
     reg.account.refresh_from_db()
     assert reg.account.credit_balance_atomic == 1_000_000 - 2 * BRIEF_PRICE
     assert ledger_audit() == []
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2, 3])  # the nonce at each offset modulo base64's 3 bytes
+@pytest.mark.parametrize("tail", ["", "x", "xy", ',"more":"after the nonce"'])
+def test_a_renewed_header_differs_only_by_a_valid_nonce_of_its_own(pad, tail):
+    import base64
+    import json
+
+    from billing.x402.signin import SiwxRenonce, siwx_nonce_issue, siwx_nonce_valid
+
+    document = {"p": "a" * pad, "extensions": {"sign-in-with-x": {"info": {"nonce": siwx_nonce_issue()}}}}
+    raw = json.dumps(document, separators=(",", ":"))
+    raw = raw[:-3] + tail + raw[-3:]  # what follows the nonce: 0, 1, 2 or more bytes
+    header = base64.b64encode(raw.encode()).decode()
+    prepared = SiwxRenonce(header)
+    nonces = set()
+    for _ in range(3):
+        fresh = prepared.fresh()
+        assert len(fresh) == len(header)
+        text = base64.b64decode(fresh).decode()
+        start = text.index('"nonce":"') + len('"nonce":"')
+        nonce = text[start : start + 52]
+        assert siwx_nonce_valid(nonce)
+        assert text[:start] + text[start + 52 :] == raw[:start] + raw[start + 52 :]
+        nonces.add(nonce)
+    assert len(nonces) == 3
+
+
+def test_a_header_without_a_sign_in_nonce_is_served_as_it_is():
+    from billing.x402.signin import SiwxRenonce
+
+    assert SiwxRenonce("eyJhIjoxfQ==").fresh() == "eyJhIjoxfQ=="  # {"a":1}
+    assert SiwxRenonce("not base64!").fresh() == "not base64!"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from a2a_service.scripts.bench.cpu import cpu_scenario
 from a2a_service.scripts.bench.free import free_news_scenario, scenario
 from a2a_service.scripts.bench.paid import x402_scenario
 from a2a_service.scripts.bench.schemes import schemes_scenario
@@ -60,8 +61,11 @@ def ensure_postgres(env: dict[str, str]) -> None:
 def run_scenarios(env: dict[str, str]) -> int:
     ensure_postgres(env)
     print(f"database: {env.get('DATABASE_URL', 'SQLite (.run/bench)')}; redis: {env['REDIS_URL']}")
-    prepare(env)
     only = os.environ.get("BENCH_ONLY", "")
+    if only == "cpu":  # in this process: it sets Django up (prepare included)
+        cpu_scenario(env)
+        return ratios_report()
+    prepare(env)
     if only in ("", "x402"):
         x402_scenario(env)
     if only in ("", "schemes"):

@@ -18,6 +18,7 @@ from a2a_service.scripts.bench.servers import (
     free_port,
     manage_shell,
     print_table,
+    raw_ceiling,
     run_wrk,
     start,
     stop,
@@ -66,9 +67,13 @@ def x402_scenario(env: dict[str, str]) -> None:
         procs.append(start("x402-fastapi", ref_port, env))
         ref = f"http://127.0.0.1:{ref_port}/paid"
         wait_ready(ref, status=402)
-        results: dict[str, list[dict[str, float]]] = {"granian (ours)": [], "x402-fastapi": []}
+        # The raw-WSGI ceiling (issue 27 item 3): granian serving our 402's bytes from constants.
+        raw_proc, raw = raw_ceiling(ours, env, "challenge", status=402)
+        procs.append(raw_proc)
+        contenders = (("granian (ours)", ours), ("x402-fastapi", ref), ("granian (fixed bytes)", raw))
+        results: dict[str, list[dict[str, float]]] = {kind: [] for kind, _ in contenders}
         for _ in range(ROUNDS):
-            for kind, url in (("granian (ours)", ours), ("x402-fastapi", ref)):
+            for kind, url in contenders:
                 run_wrk(url)  # warm-up
                 results[kind].append(run_wrk(url))
         med = print_table(
@@ -79,6 +84,8 @@ def x402_scenario(env: dict[str, str]) -> None:
         )
         ratio = med["granian (ours)"]["rps"] / med["x402-fastapi"]["rps"]
         ratio_record("unpaid 402 challenge, ours / x402 reference req/s", ratio, target=1.5)
+        ceiling = med["granian (ours)"]["rps"] / med["granian (fixed bytes)"]["rps"]
+        ratio_record("unpaid 402 challenge, ours / granian serving its bytes req/s", ceiling, target=0.85)
         credit_scenario(ours_url, env, med["x402-fastapi"]["rps"])
         paid_latency(ours_url, env)
     finally:
@@ -142,9 +149,14 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
         f"  ({WORKERS} worker processes x {THREADS} threads, wrk -c{CONNECTIONS} -d{DURATION}s, "
         f"median of {ROUNDS} rounds, database: {database})",
     )
+    # Issue 27 item 1: at least the reference's unpaid challenge, with many agents and with one.
+    # With synchronous commit every debit waits for the disk: shown against its former target.
+    targets = {many: 1.0, one: 1.0, synced: 0.5}
     for kind in runs:
         ratio_record(
-            f"credit call ({kind}) / reference 402 challenge req/s", med[kind]["rps"] / reference_rps, target=0.5
+            f"credit call ({kind}) / reference 402 challenge req/s",
+            med[kind]["rps"] / reference_rps,
+            target=targets[kind],
         )
     debits = ledger_debits(env) - rows_before
     served = int(sum(r["requests"] - r["non2xx"] for r in everything))

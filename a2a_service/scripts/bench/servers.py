@@ -24,6 +24,8 @@ CONNECTIONS = os.environ.get("BENCH_CONNECTIONS", "32")
 # granian's threads per worker process for WSGI. One, as in production (docs/performance.md): measured
 # here, a second thread per process lowered both the challenge and the credit call (GIL).
 THREADS = os.environ.get("BENCH_THREADS", "1")
+# How long a server may take to answer its first request (more on a loaded machine).
+READY_SECONDS = float(os.environ.get("BENCH_READY_SECONDS", "30"))
 
 
 def free_port() -> int:
@@ -67,7 +69,7 @@ def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
             "--log-level",
             "warning",
         ]
-    elif kind == "granian":
+    elif kind in ("granian", "granian-raw"):
         cmd = [
             str(BIN / "granian"),
             "--interface",
@@ -82,7 +84,9 @@ def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
             THREADS,
             "--log-level",
             "warning",
-            "a2a_service.wsgi:application",
+            "a2a_service.scripts.bench.rawbytes:application"
+            if kind == "granian-raw"
+            else "a2a_service.wsgi:application",
         ]
     else:
         cmd = [
@@ -102,8 +106,8 @@ def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-def wait_ready(url: str, timeout: float = 30, status: int = 200) -> None:
-    deadline = time.monotonic() + timeout
+def wait_ready(url: str, timeout: float | None = None, status: int = 200) -> None:
+    deadline = time.monotonic() + (READY_SECONDS if timeout is None else timeout)
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
@@ -174,6 +178,27 @@ def run_wrk(url: str, headers: dict[str, str] | None = None, script: str | None 
         check=True,
     ).stdout
     return parse_wrk(out)
+
+
+def raw_ceiling(url: str, env: dict[str, str], name: str, *, status: int) -> tuple[subprocess.Popen, str]:
+    """granian serving, from constants, the bytes `url` answers now (status, headers, body):
+    the raw-WSGI ceiling of that answer (rawbytes.py). Returns the server and its URL."""
+    from a2a_service.scripts.bench.rawbytes import answer_save
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            code, reason, headers, body = r.status, r.reason, r.getheaders(), r.read()
+    except urllib.error.HTTPError as exc:
+        code, reason, headers, body = exc.code, exc.reason, exc.headers.items(), exc.read()
+    if code != status:
+        raise RuntimeError(f"{url} answered {code}, not {status}")
+    saved = ROOT / ".run" / "bench" / f"raw-{name}.json"
+    answer_save(saved, f"{code} {reason}", list(headers), body)
+    port = free_port()
+    proc = start("granian-raw", port, {**env, "BENCH_RAW_ANSWER": str(saved)})
+    raw_url = f"http://127.0.0.1:{port}/"
+    wait_ready(raw_url, status=status)
+    return proc, raw_url
 
 
 def manage_shell(script: str, env: dict[str, str]) -> str:
