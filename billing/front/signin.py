@@ -46,6 +46,7 @@ from billing.rails.base import Content, FreeReceipt, Offer, Paid, Rail, Receipt
 from billing.rails.credits import CreditRail
 from billing.x402.proof import PaymentRejected
 from billing.x402.signin import HEADER, siwx_nonce_valid, siwx_origin, siwx_uri
+from billing.x402.signin_message import eoa_signer, plain_message
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -117,6 +118,16 @@ def signin_verify(*, header: str, resource_url: str) -> tuple[str, str]:
         raise PaymentRejected(
             "invalid_siwx_nonce", "the nonce is not one of ours, or is too old: sign a new 402"
         )
+    message = plain_message(payload)
+    if message is not None:  # our challenge's shape: the same text, without the grammars' cost
+        signer = eoa_signer(message=message, signature=payload.signature)
+        if signer is None:
+            signed = _settled(_eoa_signed(address=payload.address, message=message, signature=payload.signature))
+        else:
+            signed = signer == payload.address.lower()
+        if not signed:
+            raise PaymentRejected("invalid_siwx_signature", "Signature verification failed")
+        return payload.address.lower(), payload.nonce
     try:
         verification = _settled(verify_siwx_signature(payload, VERIFY))
     except ValueError as exc:  # fields the SIWE message refuses (a malformed address...)
