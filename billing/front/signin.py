@@ -55,11 +55,20 @@ logger = logging.getLogger(__name__)
 # serves what it already owns without a charge, or None.
 OwnershipCheck = Callable[[str, Account | None, Sale], Rail | None]
 OWNERSHIP: dict[str, OwnershipCheck] = {}
+# The same checks as SQL, for the sign-in fast path's one statement (billing/api/signin_fastpath.py):
+# a boolean expression, true when the wallet %(wallet)s (lower case) or its credit account
+# %(account)s owns something covering the SKU %(sku)s of a GET with no parameters on a REST path.
+# While any check has none, every sign-in call is Django's.
+OWNED_SQL: dict[str, str] = {}
 
 
-def ownership_register(name: str, check: OwnershipCheck) -> None:
+def ownership_register(name: str, check: OwnershipCheck, *, owned_sql: str | None = None) -> None:
     """Called from an app's AppConfig.ready (the checks live in the layer that owns the thing)."""
     OWNERSHIP[name] = check
+    if owned_sql is None:
+        OWNED_SQL.pop(name, None)
+    else:
+        OWNED_SQL[name] = owned_sql
 
 
 def _settled(coro: Coroutine[Any, Any, T]) -> T:
@@ -122,7 +131,9 @@ def signin_verify(*, header: str, resource_url: str) -> tuple[str, str]:
     if message is not None:  # our challenge's shape: the same text, without the grammars' cost
         signer = eoa_signer(message=message, signature=payload.signature)
         if signer is None:
-            signed = _settled(_eoa_signed(address=payload.address, message=message, signature=payload.signature))
+            signed = _settled(
+                _eoa_signed(address=payload.address, message=message, signature=payload.signature)
+            )
         else:
             signed = signer == payload.address.lower()
         if not signed:
@@ -227,5 +238,6 @@ class SignInScheme:
         )
 
 
-ownership_register("once_per_account", _owned_once)
+# A news item is named by a parameter: never a call the fast path serves.
+ownership_register("once_per_account", _owned_once, owned_sql="FALSE")
 scheme_register(SignInScheme())

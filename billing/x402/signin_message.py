@@ -25,7 +25,7 @@ from typing import Any
 
 from coincurve import PublicKey
 from Crypto.Hash import keccak
-from siwe import SiweMessage
+from siwe import SiweMessage  # type: ignore[import-untyped]  # the SDK's EVM sign-in dependency
 from x402.extensions.sign_in_with_x import SIWxPayload
 from x402.extensions.sign_in_with_x.evm import extract_evm_chain_id
 
@@ -39,7 +39,9 @@ _STATEMENT = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;= ]*$")
 # RFC 3339 date-time with upper-case T and Z (the grammar's "T" and "Z" also match lower case;
 # those go the SDK's way). The ranges of month, day, hour... are checked by the SDK's validation
 # (datetime.fromisoformat) before any message is formatted.
-_DATE_TIME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})$")
+_DATE_TIME = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})$"
+)
 _DOMAIN = re.compile(r"^[A-Za-z0-9\-._~]+(?::[0-9]{1,5})?$")
 _NONCE = re.compile(r"^[A-Za-z0-9]{8,}$")
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
@@ -58,8 +60,7 @@ def _checksum_ok(address: str) -> bool:
         return True
     digest = _keccak(hexpart.lower().encode()).hex()
     return all(
-        (char.upper() if int(digest[i], 16) >= 8 else char.lower()) == char
-        for i, char in enumerate(hexpart)
+        (char.upper() if int(digest[i], 16) >= 8 else char.lower()) == char for i, char in enumerate(hexpart)
     )
 
 
@@ -99,7 +100,8 @@ def plain_message(payload: SIWxPayload) -> str | None:
         "request_id": None,
         "resources": payload.resources,
     }
-    return SiweMessage.model_construct(scheme=None, warnings=[], **fields).prepare_message()
+    text: str = SiweMessage.model_construct(scheme=None, warnings=[], **fields).prepare_message()
+    return text
 
 
 def eoa_signer(*, message: str, signature: str) -> str | None:
