@@ -6,10 +6,12 @@ PostgreSQL and Redis."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import psycopg
 import pytest
 from django.db import connections
+from django.utils import timezone
 from eth_account import Account as EthAccount
 from werkzeug.test import Client
 from x402.http.utils import decode_payment_required_header
@@ -23,6 +25,7 @@ from sessions_app.services import session_create
 from tests.support.payments import BRIEF, publish_brief
 from tests.support.signin import signin_headers
 from tests.support.wallets import register_wallet
+from webhooks.models import PushEntitlement
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 STATUS = "/api/a2a/x402/payments/dual-rail-status"  # 0.01 USDC, pure: a credit fast path route
@@ -151,6 +154,16 @@ def test_a_wallet_that_owns_a_session_pack_is_served_by_it_not_charged(wsgi, dja
     assert resp.status_code == 200 and django_calls == [BRIEF] and resp.headers["X-Credit-Charged"] == "0.08"
     assert [r.amount_atomic for r in debits(account)] == [-80_000]
     assert ledger_audit() == []
+
+
+def test_a_push_entitlement_owns_the_brief_on_the_fast_path_too(wsgi, django_calls):
+    publish_brief()
+    wallet, account = funded_wallet(1_000_000)
+    PushEntitlement.objects.create(account=account, expires_at=timezone.now() + timedelta(days=7), kinds=[])
+    resp = wsgi.get(BRIEF, headers=signed(wsgi, wallet, BRIEF))
+    assert resp.status_code == 200 and django_calls == [BRIEF]  # the statement found it owned
+    assert json.loads(resp.data)["body"] == "full brief" and "X-Credit-Charged" not in resp.headers
+    assert debits(account) == [] and balance(account) == 1_000_000 and ledger_audit() == []
 
 
 def test_what_the_sign_in_fast_path_leaves_to_django(wsgi, django_calls):
