@@ -18,6 +18,7 @@ from a2a_service.core.hotsettings import settings_cached  # noqa: E402
 from a2a_service.core.metrics_endpoint import METRICS_PATH, metrics_answer  # noqa: E402
 from a2a_service.core.requestlog import observe_request  # noqa: E402
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
+from billing.api.signin_fastpath import SignInFastPath  # noqa: E402
 from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
 
 
@@ -72,5 +73,8 @@ def _transport() -> tuple[bool, str]:
 
 # Unpaid 402 challenges and free documents (catalogs, discovery, manifests, teasers) are
 # answered from a per-process copy or Redis before Django, and credit-paid calls to pure
-# products with one SQL statement; everything else (and anything unusual) is Django.
-application = SecureFastPaths(FreeFastPath(CreditFastPath(django_application)), django_app=django_application)
+# products with one SQL statement (by X-API-Key, or by a sign-in: SignInFastPath); everything else
+# (and anything unusual) is Django.
+application = SecureFastPaths(
+    FreeFastPath(CreditFastPath(SignInFastPath(django_application))), django_app=django_application
+)

@@ -16,7 +16,8 @@ class AgentsConfig(AppConfig):
         # MCP's X-API-Key pays from a managed pack's allowance first (billing/front/).
         scheme_register(ManagedScheme())
         # A signed-in wallet's managed pack pays its MCP calls too (sign-in-with-x).
-        ownership_register("mcp_managed_pack", managed_owned)
+        # Only calls on /mcp: never a REST call the sign-in fast path serves.
+        ownership_register("mcp_managed_pack", managed_owned, owned_sql="FALSE")
         from agents.discovery.marketplace import marketplace_bazaar
         from billing.x402.bazaar import bazaar_route_register
 

@@ -10,7 +10,7 @@ class SessionsAppConfig(AppConfig):
     def ready(self) -> None:
         from billing.front import ownership_register, scheme_register
         from catalog.services import seeder_register
-        from sessions_app.rail import SessionScheme, session_owned
+        from sessions_app.rail import SessionScheme, session_owned, session_owned_sql
         from sessions_app.sales import session_sales_register
         from sessions_app.services import session_packs_seed
 
@@ -23,6 +23,6 @@ class SessionsAppConfig(AppConfig):
         # A session token pays on every surface that takes sessions (billing/front/).
         scheme_register(SessionScheme())
         # A signed-in wallet's own session pack pays too, without its token (sign-in-with-x).
-        ownership_register("session_pack", session_owned)
+        ownership_register("session_pack", session_owned, owned_sql=session_owned_sql())
         # Calls paid by sessions count in every published sales figure.
         session_sales_register()

@@ -16,7 +16,7 @@ from billing.front import Brought, Sale
 from billing.models import Account
 from billing.rails.base import Content, Offer, Paid, Rail, Receipt, SessionReceipt
 from catalog.models import Sku
-from sessions_app.models import PrepaidSession
+from sessions_app.models import PrepaidSession, SessionPack
 from sessions_app.services import SessionUnavailable, session_call_debit
 
 TOKEN_HEADER = "X-Session-Token"
@@ -122,3 +122,15 @@ def session_owned(address: str, account: Account | None, sale: Sale) -> Rail | N
         .first()
     )
     return SessionRail(session=session, sku=target) if session is not None else None
+
+
+def session_owned_sql() -> str:
+    """session_owned as SQL, for the sign-in fast path (billing.front.signin.OWNED_SQL)."""
+    through = SessionPack.covered_skus.through._meta.db_table
+    return (
+        f"EXISTS (SELECT 1 FROM {PrepaidSession._meta.db_table} AS ps"
+        f" JOIN {through} AS cov ON cov.sessionpack_id = ps.pack_id"
+        f" JOIN {Sku._meta.db_table} AS cs ON cs.id = cov.sku_id"
+        " WHERE UPPER(ps.buyer) = UPPER(%(wallet)s) AND ps.expires_at > now()"
+        " AND ps.calls_used < ps.calls_total AND cs.sku = %(sku)s)"
+    )

@@ -66,8 +66,10 @@ def _fresh_redis_keys(settings):
             copy._counts.clear()
     from a2a_service.core.throttling import BUFFERED_WINDOWS
     from billing.api.credit_fastpath import KEYS
+    from billing.api.signin_fastpath import WALLETS
 
     KEYS.clear()
+    WALLETS.clear()
     BUFFERED_WINDOWS.reset()
     yield
 

@@ -18,7 +18,7 @@ class WebhooksConfig(AppConfig):
             signals,  # noqa: F401  (event sources)
         )
         from .delegation.selectors import live_fills_by_desk
-        from .products import push_owned
+        from .products import push_owned, push_owned_sql
         from .services import delivery_task_register, event_prices_seed
         from .tasks import deliver
 
@@ -28,4 +28,4 @@ class WebhooksConfig(AppConfig):
         # The scorecard's live_fills: catalog reads the fills through its hook.
         live_fills_register(live_fills_by_desk)
         # A signed-in wallet's push entitlement owns what it pushes (sign-in-with-x).
-        ownership_register("push_entitlement", push_owned)
+        ownership_register("push_entitlement", push_owned, owned_sql=push_owned_sql())

@@ -249,3 +249,17 @@ def push_owned(address: str, account: Account | None, sale: Sale) -> Rail | None
     if not any(entitlement.covers(kind) for entitlement in active):
         return None
     return OwnedRail(wallet_address=address, account=account)
+
+
+def push_owned_sql() -> str:
+    """push_owned as SQL, for the sign-in fast path (billing.front.signin.OWNED_SQL)."""
+    table = PushEntitlement._meta.db_table
+    return (
+        " OR ".join(
+            f"(%(sku)s = '{sku}' AND EXISTS (SELECT 1 FROM {table} AS pe WHERE pe.account_id = %(account)s"
+            f" AND pe.expires_at > now() AND (pe.kinds IS NULL OR pe.kinds IN ('null', '[]')"
+            f" OR pe.kinds @> '[\"{kind}\"]'::jsonb)))"
+            for sku, kind in PUSHED_SKUS.items()
+        )
+        or "FALSE"
+    )

@@ -46,6 +46,7 @@ from billing.rails.base import Content, FreeReceipt, Offer, Paid, Rail, Receipt
 from billing.rails.credits import CreditRail
 from billing.x402.proof import PaymentRejected
 from billing.x402.signin import HEADER, siwx_nonce_valid, siwx_origin, siwx_uri
+from billing.x402.signin_message import eoa_signer, plain_message
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -54,11 +55,20 @@ logger = logging.getLogger(__name__)
 # serves what it already owns without a charge, or None.
 OwnershipCheck = Callable[[str, Account | None, Sale], Rail | None]
 OWNERSHIP: dict[str, OwnershipCheck] = {}
+# The same checks as SQL, for the sign-in fast path's one statement (billing/api/signin_fastpath.py):
+# a boolean expression, true when the wallet %(wallet)s (lower case) or its credit account
+# %(account)s owns something covering the SKU %(sku)s of a GET with no parameters on a REST path.
+# While any check has none, every sign-in call is Django's.
+OWNED_SQL: dict[str, str] = {}
 
 
-def ownership_register(name: str, check: OwnershipCheck) -> None:
+def ownership_register(name: str, check: OwnershipCheck, *, owned_sql: str | None = None) -> None:
     """Called from an app's AppConfig.ready (the checks live in the layer that owns the thing)."""
     OWNERSHIP[name] = check
+    if owned_sql is None:
+        OWNED_SQL.pop(name, None)
+    else:
+        OWNED_SQL[name] = owned_sql
 
 
 def _settled(coro: Coroutine[Any, Any, T]) -> T:
@@ -117,6 +127,18 @@ def signin_verify(*, header: str, resource_url: str) -> tuple[str, str]:
         raise PaymentRejected(
             "invalid_siwx_nonce", "the nonce is not one of ours, or is too old: sign a new 402"
         )
+    message = plain_message(payload)
+    if message is not None:  # our challenge's shape: the same text, without the grammars' cost
+        signer = eoa_signer(message=message, signature=payload.signature)
+        if signer is None:
+            signed = _settled(
+                _eoa_signed(address=payload.address, message=message, signature=payload.signature)
+            )
+        else:
+            signed = signer == payload.address.lower()
+        if not signed:
+            raise PaymentRejected("invalid_siwx_signature", "Signature verification failed")
+        return payload.address.lower(), payload.nonce
     try:
         verification = _settled(verify_siwx_signature(payload, VERIFY))
     except ValueError as exc:  # fields the SIWE message refuses (a malformed address...)
@@ -216,5 +238,6 @@ class SignInScheme:
         )
 
 
-ownership_register("once_per_account", _owned_once)
+# A news item is named by a parameter: never a call the fast path serves.
+ownership_register("once_per_account", _owned_once, owned_sql="FALSE")
 scheme_register(SignInScheme())
