@@ -277,6 +277,9 @@ class CreditFastPath:
             or "HTTP_X_API_KEY" not in environ
             or environ.get("QUERY_STRING")
             or any(name in environ for name in REFUSE_IF_PRESENT)
+            # A sign-in next to the key: the front tries sign-in first (what the wallet owns is
+            # free), so Django decides.
+            or "HTTP_SIGN_IN_WITH_X" in environ
         ):
             return self.app(environ, start_response)
         route = self.routes().get(environ.get("PATH_INFO", ""))

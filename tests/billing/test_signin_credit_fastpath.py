@@ -217,3 +217,18 @@ def test_a_connection_lost_before_the_statement_committed_is_charged_once_by_dja
     assert resp.status_code == 200 and django_calls == [STATUS]  # the nonce was not spent
     assert [r.reference for r in debits(account)] == [STATUS] and balance(account) == 990_000
     assert ledger_audit() == []
+
+
+def test_a_key_sent_with_a_sign_in_leaves_the_choice_to_django_where_sign_in_comes_first(wsgi, django_calls):
+    """The key's fast path does not charge a call that also signs in: the front tries sign-in
+    before the key, and the wallet's session pack makes this call free."""
+    publish_brief()
+    wallet = EthAccount.create()
+    reg = register_wallet(wallet)
+    credit_add(account_id=reg.account.id, amount_atomic=1_000_000, kind="adjustment", reason="test")
+    session = session_create(pack_sku=Sku.objects.get(sku="m2m_session_desk"), buyer=wallet.address)
+    resp = wsgi.get(BRIEF, headers={**signed(wsgi, wallet, BRIEF), "X-API-Key": reg.api_key})
+    assert resp.status_code == 200 and django_calls == [BRIEF]
+    assert resp.headers["X-Session-Calls-Remaining"] == str(session.calls_total - 1)
+    assert debits(reg.account) == [] and balance(reg.account) == 1_000_000
+    assert ledger_audit() == []
