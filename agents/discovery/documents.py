@@ -5,6 +5,8 @@ every app's data, so they live in the top layer (the ERC-8004 files: agents/erc8
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any
 
 from django.conf import settings
@@ -103,7 +105,16 @@ def manifest(base: str) -> s.ManifestOut:
 
 
 def output_schema(sku: str) -> dict[str, Any] | None:
-    """The JSON schema of a product's 200 answer, from its spec's output model."""
+    """The JSON schema of a product's 200 answer, from its spec's output model (a copy: the
+    caller may change it)."""
+    schema = _output_schema(sku)
+    return copy.deepcopy(schema) if schema is not None else None
+
+
+@functools.lru_cache(maxsize=256)
+def _output_schema(sku: str) -> dict[str, Any] | None:
+    # The specs are fixed for the process's life, and pydantic takes about 13 ms a model to
+    # generate a schema: /.well-known/x402 lists every product's.
     product = product_get(sku)
     return product.output.model_json_schema() if product and product.output else None
 
