@@ -5,8 +5,9 @@ file plus the registry discovery fields). The registrations come from the rows
 
 from __future__ import annotations
 
+from functools import cache
+
 from django.conf import settings
-from mcp.types import LATEST_PROTOCOL_VERSION
 
 from agents.discovery.identity import POSITIONING, SERVICE_NAME
 from agents.erc8004 import schemas as s
@@ -19,8 +20,16 @@ A2A_CARD_PATH = "/.well-known/agent-card.json"
 MCP_PATH = "/mcp"
 WEB_PATH = "/api/a2a/discovery/storefront"
 A2A_PROTOCOL_VERSION = "1.0"
-# The newest MCP protocol version of the mcp package our server runs (it negotiates older ones).
-MCP_PROTOCOL_VERSION = LATEST_PROTOCOL_VERSION
+
+
+@cache
+def mcp_protocol_version() -> str:
+    """The newest MCP protocol version of the mcp package our server runs (it negotiates older
+    ones). Read on first use: importing the MCP SDK builds about 550 pydantic models, a second of
+    every process's start that only an MCP call or this document needs."""
+    from mcp_types import LATEST_PROTOCOL_VERSION
+
+    return LATEST_PROTOCOL_VERSION
 
 
 def registration_url(base: str) -> str:
@@ -48,7 +57,7 @@ def _fields(base: str, rows: list[Erc8004Registration]) -> dict[str, object]:
             s.Erc8004ServiceOut(
                 name="A2A", endpoint=absolute(base, A2A_CARD_PATH), version=A2A_PROTOCOL_VERSION
             ),
-            s.Erc8004ServiceOut(name="MCP", endpoint=absolute(base, MCP_PATH), version=MCP_PROTOCOL_VERSION),
+            s.Erc8004ServiceOut(name="MCP", endpoint=absolute(base, MCP_PATH), version=mcp_protocol_version()),
             # The service has no page at "/": its front door is the storefront document.
             s.Erc8004ServiceOut(name="web", endpoint=absolute(base, WEB_PATH)),
         ],

@@ -12,7 +12,6 @@ from rest_framework.response import Response
 
 from a2a_service.core.errors import BodyTooLarge
 from a2a_service.core.views import ApiView
-from agents.mcp.server import jsonrpc_refusal, mcp_handle
 
 
 class JsonRpcRequestIn(BaseModel):
@@ -84,8 +83,14 @@ class McpView(ApiView):
     )
     def post(self, request: Request) -> HttpResponse:
         self.count_hit("mcp")
+        # The SDK (about 550 pydantic models, a second of CPU) loads on the first MCP call, not in
+        # every process's start: the web's other routes, the workers and manage.py never need it.
+        from agents.mcp.server import mcp_handle
+
         return mcp_handle(request)
 
     def body_too_large(self, request: Request, exc: BodyTooLarge) -> Response:
         # As the SDK's transport refuses a body over its own (larger) cap: -32600, HTTP 413.
+        from agents.mcp.server import jsonrpc_refusal
+
         return Response(jsonrpc_refusal(f"Payload too large: {exc.detail}"), status=413)

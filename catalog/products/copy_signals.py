@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
-import ccxt
 from django.conf import settings
 from django.utils import timezone
 from pydantic import BaseModel, Field
@@ -82,6 +81,8 @@ class CopySignalsOut(Provenanced):
 
 @lru_cache(maxsize=64)
 def _venue_site(venue: str) -> str | None:
+    import ccxt  # loaded on first use: 200 modules, half a second of every process's start
+
     cls = getattr(ccxt, venue, None)
     if cls is None:
         return None

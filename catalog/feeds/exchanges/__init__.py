@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import ccxt
 import requests
 from django.conf import settings
 from django.db import transaction
@@ -65,6 +64,8 @@ def replay_bars(
 ) -> tuple[list[parse.Bar], datetime]:
     """A recorded series moved so that its newest bar ends at the pass's start (whole bars:
     the shape is kept, only its time moves); and when the recording's newest bar ended."""
+    import ccxt  # loaded on first use: 200 modules, half a second of every process's start
+
     step = timedelta(seconds=ccxt.Exchange.parse_timeframe(timeframe))
     end = bars[-1].open_time + step
     shift = feed_pass.replay_shift(end, step=step)
@@ -184,6 +185,8 @@ def books_pass(
     depth = int(settings.EXCHANGE_BOOK_DEPTH)
     if depth <= 0 or not exchange.has.get("fetchOrderBook"):
         return 0
+    import ccxt  # loaded on first use: 200 modules, half a second of every process's start
+
     books = []
     for symbol in symbols:
         try:
