@@ -178,3 +178,34 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres" in item.keywords and engine != "django.db.backends.postgresql":
             item.add_marker(skip)
+    items[:] = _slow_at_each_workers_start(items)
+
+
+def _slow_at_each_workers_start(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Under xdist's worksteal each worker starts on its own contiguous share of the list, and
+    idle workers steal from the end of the others'. The slow tests (real servers and workers,
+    seconds to a minute and a half each) go to the front of each share, in turn, so that none is
+    left to start in the last minute and hold the whole run while the other workers wait. Every
+    worker computes the same order, as xdist requires."""
+    import os
+
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    # The end-to-end runs first among them: the longest (chaos, two nodes, broker restart).
+    slow = sorted(
+        (item for item in items if item.get_closest_marker("slow")),
+        key=lambda item: not item.nodeid.startswith("tests/e2e/"),
+    )
+    if workers < 2 or not slow:
+        return items
+    rest = [item for item in items if not item.get_closest_marker("slow")]
+    # The shares as worksteal cuts them: each next worker takes what is left // workers left.
+    sizes, left = [], len(items)
+    for remaining in range(workers, 0, -1):
+        sizes.append(left // remaining)
+        left -= sizes[-1]
+    ordered: list[pytest.Item] = []
+    for index, size in enumerate(sizes):
+        mine = slow[index::workers]
+        ordered += mine + rest[: size - len(mine)]
+        del rest[: size - len(mine)]
+    return ordered + rest

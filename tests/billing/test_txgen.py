@@ -340,7 +340,7 @@ def llm(settings):
         except OSError:
             continue
     assert server is not None, "no free port for the local model"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     settings.TXGEN_LLM_URL = server.url + "/v1/chat/completions"
     yield server

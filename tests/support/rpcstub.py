@@ -86,7 +86,7 @@ class RpcStub:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def node(
         self, *, head: int, chain_id: int = 8453, version: str = "stub/v1", genesis: str = "0x" + "11" * 32

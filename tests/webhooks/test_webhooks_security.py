@@ -348,7 +348,7 @@ def test_redirects_are_never_followed():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         resp = outbound_request(
             "GET", f"http://127.0.0.1:{server.server_address[1]}/a", public_only=False, deadline=5
@@ -414,7 +414,7 @@ def tls_server():
     context.sni_callback = lambda sock, server_name, ctx: sni.append(server_name)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield server.server_address[1], cert_path, seen
     server.shutdown()
 

@@ -20,7 +20,7 @@ from tests.support.workers import start_celery_worker, stop_process
 from webhooks.models import DeliveryAttempt, PushEntitlement, WebhookDelivery
 from webhooks.services import deliveries_sweep, event_publish, subscription_create
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 QUEUE = "webhooks-worker-test"
 
 
@@ -44,7 +44,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
 
 def start_worker():
@@ -206,7 +206,7 @@ class OrderedReceiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
 
 def test_one_free_accounts_backlog_does_not_starve_another_customer_on_real_workers(setup, settings):

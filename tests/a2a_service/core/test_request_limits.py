@@ -51,6 +51,7 @@ def _limit_in_subprocess(code: str) -> int:
     return int(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_recursion_limit_is_the_interpreters_default_in_every_entry_point():
     import eth_account  # noqa: F401  (imports py_ecc, which raises the limit on first import)
     import py_ecc  # noqa: F401
