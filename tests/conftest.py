@@ -157,6 +157,43 @@ def pytest_runtest_teardown(item, nextitem):
         pytest.fail(f"{item.nodeid} left {left} account(s) committed in the test database", pytrace=False)
 
 
+# Whether a transactional test ran on this worker since the catalog was last seeded.
+_FLUSHED = [False]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A transactional test's flush empties the catalog the session seeded, which a test in a
+    rolled-back transaction reads as it stands: seed it again before such a test that follows
+    one. (pytest-django runs those tests first; the slow tests moved to each worker's start and
+    xdist's stealing mix the order.) Before the test's fixtures: committed, as the session's seed."""
+    use = _db_use(item)
+    if use == "transactional":
+        _FLUSHED[0] = True
+    elif use == "rollback" and _FLUSHED[0]:
+        from pytest_django.plugin import blocking_manager_key
+
+        from catalog.services import catalog_seed
+
+        with item.config.stash[blocking_manager_key].unblock():
+            catalog_seed()
+        _FLUSHED[0] = False
+
+
+def _db_use(item: pytest.Item) -> str | None:
+    """How a test uses the database, as pytest-django tells: "transactional" (committed, then
+    flushed), "rollback" (inside a transaction rolled back after it) or None."""
+    marker = item.get_closest_marker("django_db")
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & {"transactional_db", "live_server", "django_db_reset_sequences"} or (
+        marker is not None and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))
+    ):
+        return "transactional"
+    if marker is not None or fixtures & _DB_FIXTURES:
+        return "rollback"
+    return None
+
+
 def pytest_sessionfinish(session, exitstatus):
     for _name, raw in _LEAK_PROBE:
         raw.close()  # a connection left open would keep the test database from being dropped

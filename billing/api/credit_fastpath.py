@@ -285,39 +285,9 @@ class CreditFastPath:
         route = self.routes().get(environ.get("PATH_INFO", ""))
         if route is None:
             return self.app(environ, start_response)
-        try:
-            answer = self._serve(environ, route)
-        except ChargeUnconfirmed as exc:
-            paid_call_observe(rail="credits", outcome="error")
-            answer = _json_answer(
-                "503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()]
-            )
-        except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            # A persistent connection the database closed (a restart, a failover), found before
-            # charging: Django answers, reconnecting first (CONN_HEALTH_CHECKS), or says 503.
-            log_throttled(
-                logger,
-                "credit-fastpath-connection",
-                "credit fast path: database connection lost before charging (%s); Django answers",
-                str(exc).strip()[:200],
-                level=logging.WARNING,
-                exc_info=False,
-            )
-            answer = None
-        except Exception:  # anything else is raised before charging: Django answers
-            log_throttled(
-                logger,
-                "credit-fastpath-before-charge",
-                "credit fast path failed before charging; Django answers",
-                level=logging.ERROR,
-            )
-            answer = None
-        if answer is None:
-            return self.app(environ, start_response)
-        status, headers, body = answer
-        environ[ENVIRON_LAYER] = "credit_fast"
-        start_response(status, headers)
-        return [body]
+        return answer_in_front(
+            self.app, environ, start_response, route=route, serve=self._serve, layer="credit_fast", name="credit"
+        )
 
     def _serve(self, environ: dict[str, Any], route: FastRoute) -> Answer | None:
         """The answer, or None for Django to answer. Raises ChargeUnconfirmed, or anything
@@ -573,3 +543,49 @@ def _close(conn: Any) -> None:
         conn.close()
     except Exception:  # a broken connection may fail to close; it is dropped either way
         conn.connection = None
+
+
+def answer_in_front(
+    app: WSGIApplication,
+    environ: WSGIEnvironment,
+    start_response: StartResponse,
+    *,
+    route: FastRoute,
+    serve: Callable[[dict[str, Any], FastRoute], Answer | None],
+    layer: str,
+    name: str,
+) -> Iterable[bytes]:
+    """A fast path's answer (`serve`), or Django's. What `serve` raises before charging hands
+    the call to Django (a lost persistent connection, found before the debit: Django reconnects
+    first, CONN_HEALTH_CHECKS, or says 503); ChargeUnconfirmed, raised after a debit whose
+    commit could not be confirmed, is a 503 that is never retried. The credit and sign-in fast
+    paths share it."""
+    try:
+        answer = serve(environ, route)
+    except ChargeUnconfirmed as exc:
+        paid_call_observe(rail="credits", outcome="error")
+        answer = _json_answer("503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()])
+    except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        log_throttled(
+            logger,
+            f"{name}-fastpath-connection",
+            f"{name} fast path: database connection lost before charging (%s); Django answers",
+            str(exc).strip()[:200],
+            level=logging.WARNING,
+            exc_info=False,
+        )
+        answer = None
+    except Exception:  # anything else is raised before charging: Django answers
+        log_throttled(
+            logger,
+            f"{name}-fastpath-before-charge",
+            f"{name} fast path failed before charging; Django answers",
+            level=logging.ERROR,
+        )
+        answer = None
+    if answer is None:
+        return app(environ, start_response)
+    status, headers, body = answer
+    environ[ENVIRON_LAYER] = layer
+    start_response(status, headers)
+    return [body]

@@ -30,14 +30,12 @@ from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connections
+from django.db import connections
 from rest_framework.request import Request
 
 from a2a_service.core.errors import rate_limited_body
 from a2a_service.core.observe import money_event, paid_call_observe
-from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
-from a2a_service.core.requestlog import ENVIRON_LAYER
 from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
 from billing.api import credit_fastpath as fast
 from billing.front.signin import OWNED_SQL, OWNERSHIP, signin_verify
@@ -152,37 +150,9 @@ class SignInFastPath:
         route = self.credit.routes().get(environ.get("PATH_INFO", ""))
         if route is None:
             return self.app(environ, start_response)
-        try:
-            answer = self._serve(environ, route)
-        except fast.ChargeUnconfirmed as exc:
-            paid_call_observe(rail="credits", outcome="error")
-            answer = fast._json_answer(
-                "503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()]
-            )
-        except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            log_throttled(
-                logger,
-                "signin-fastpath-connection",
-                "sign-in fast path: database connection lost before charging (%s); Django answers",
-                str(exc).strip()[:200],
-                level=logging.WARNING,
-                exc_info=False,
-            )
-            answer = None
-        except Exception:  # anything else is raised before charging: Django answers
-            log_throttled(
-                logger,
-                "signin-fastpath-before-charge",
-                "sign-in fast path failed before charging; Django answers",
-                level=logging.ERROR,
-            )
-            answer = None
-        if answer is None:
-            return self.app(environ, start_response)
-        status, headers, body = answer
-        environ[ENVIRON_LAYER] = "signin_fast"
-        start_response(status, headers)
-        return [body]
+        return fast.answer_in_front(
+            self.app, environ, start_response, route=route, serve=self._serve, layer="signin_fast", name="sign-in"
+        )
 
     def _serve(self, environ: dict[str, Any], route: fast.FastRoute) -> fast.Answer | None:
         """The answer, or None for Django to answer. Raises ChargeUnconfirmed, or anything
