@@ -100,19 +100,20 @@ typecheck: install
 	$(PY) -m mypy
 
 # The suite runs in TEST_WORKERS pytest-xdist processes (each its own test database and Redis
-# database); one more worker than this machine's two cores keeps them busy while tests wait on
+# database); two more workers than this machine's two cores keep them busy while tests wait on
 # the servers and workers they start. TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= 3
-# mypy (a minute of one core on a clean checkout) runs beside the suite, whose workers leave
-# cores idle while they wait on the servers they start; its report is printed after the suite's,
-# and either failing fails the target.
-test: lint sizecheck lint-imports check-migrations
+TEST_WORKERS ?= 4
+# mypy (a minute of one core on a clean checkout) and the migrations check run beside the suite,
+# whose workers leave cores idle while they wait on the servers they start; their reports are
+# printed after the suite's, and any of the three failing fails the target.
+test: lint sizecheck lint-imports install
 	@mkdir -p .run
-	@echo "$(PY) -m mypy  (beside the suite; its report follows the suite's)"
-	@( $(PY) -m mypy > .run/mypy.log 2>&1; echo $$? > .run/mypy.rc ) & typing=$$!; \
+	@echo "mypy and makemigrations --check run beside the suite; their reports follow the suite's"
+	@( $(PY) -m mypy > .run/mypy.log 2>&1; echo $$? > .run/mypy.rc; \
+	   $(MAKE) --no-print-directory check-migrations > .run/migrations.log 2>&1; echo $$? > .run/migrations.rc ) & beside=$$!; \
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal; suite=$$?; \
-	wait $$typing; cat .run/mypy.log; \
-	test $$suite -eq 0 && test "$$(cat .run/mypy.rc)" -eq 0
+	wait $$beside; cat .run/mypy.log .run/migrations.log; \
+	test $$suite -eq 0 && test "$$(cat .run/mypy.rc)" -eq 0 && test "$$(cat .run/migrations.rc)" -eq 0
 
 demo: install
 	$(PY) -m a2a_service.scripts.demos.agent
