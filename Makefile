@@ -100,9 +100,9 @@ typecheck: install
 	$(PY) -m mypy
 
 # The suite runs in TEST_WORKERS pytest-xdist processes (each its own test database and Redis
-# database); two more workers than this machine's two cores keep them busy while tests wait on
+# database); one more worker than this machine's two cores keeps them busy while tests wait on
 # the servers and workers they start. TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 # mypy (a minute of one core on a clean checkout) and the migrations check run beside the suite,
 # whose workers leave cores idle while they wait on the servers they start; their reports are
 # printed after the suite's, and any of the three failing fails the target.
