@@ -43,6 +43,8 @@ def bench_env() -> dict[str, str]:
         "DJANGO_DEBUG": "false",
         "A2A_RUN_DIR": str(run_dir),
         "THROTTLE_ANON": "100000000/min",
+        # The bench registers its 32 agents' wallets from one requester in a minute (20 by default).
+        "OWNERSHIP_CHALLENGES_PER_REQUESTER": "100000",
         "PYTHONUNBUFFERED": "1",
     }
     return env
