@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from a2a_service.core.errors import PaymentRequired, RequestValidationError
-from a2a_service.core.money import usdc_from_atomic
+from a2a_service.core.money import usdc_from_atomic, usdc_text
 from billing.credits import InsufficientCredit, credit_call_commit_relax, credit_debit
 from billing.models import Account, BillingSettings, IdempotentCall
 from billing.once import OwnedItem, owned_item_claim, owned_item_of
@@ -33,8 +33,8 @@ class Idempotency:
 def credit_headers(charged_atomic: int, balance_atomic: int) -> dict[str, str]:
     """The receipt as the HTTP routes tell it (and as an Idempotency-Key replay repeats it)."""
     return {
-        "X-Credit-Charged": f"{usdc_from_atomic(charged_atomic):g}",
-        "X-Credit-Balance": f"{usdc_from_atomic(balance_atomic):g}",
+        "X-Credit-Charged": usdc_text(charged_atomic),
+        "X-Credit-Balance": usdc_text(balance_atomic),
     }
 
 
@@ -139,8 +139,8 @@ class CreditHold:
 
 def insufficient_credit(exc: InsufficientCredit, *, x402_path: str | None) -> PaymentRequired:
     return PaymentRequired(
-        f"not enough credit: {usdc_from_atomic(exc.balance_atomic):g} USDC for a price of "
-        f"{usdc_from_atomic(exc.price_atomic):g} USDC",
+        f"not enough credit: {usdc_text(exc.balance_atomic)} USDC for a price of "
+        f"{usdc_text(exc.price_atomic)} USDC",
         extra={
             "code": "insufficient_credit",
             "balance_usdc": usdc_from_atomic(exc.balance_atomic),
