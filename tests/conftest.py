@@ -71,7 +71,7 @@ def _fresh_redis_keys(settings):
         with copy._lock:
             copy._counts.clear()
     from a2a_service.core.throttling import BUFFERED_WINDOWS
-    from billing.api.credit_fastpath import KEYS
+    from billing.api.fastpath_keys import KEYS
     from billing.api.signin_fastpath import WALLETS
 
     KEYS.clear()

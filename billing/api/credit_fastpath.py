@@ -27,14 +27,11 @@ ledger cannot be read, the answer is 503 with that reference, never a second att
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Protocol, cast
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
@@ -52,15 +49,15 @@ from a2a_service.core.randpool import token_hex
 from a2a_service.core.ratelog import log_throttled
 from a2a_service.core.redisconn import redis_client
 from a2a_service.core.requestlog import ENVIRON_LAYER
-from a2a_service.core.throttling import BUFFERED_WINDOWS, ThrottleEnviron, base_throttle
-from billing.credits import KEY_LOOKUP_CHARS, KEY_PREFIX
+from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron, base_throttle
+from billing.api.fastpath_keys import KEYS, KeyHolder
 from billing.paid_call import Content, CreditReceipt, Offer, Paid, Receipt, paid_call, paid_offer
+from billing.rails.base import Rail
 from billing.rails.credits import credit_headers
 from catalog.products.registry import Product, product_get, specs_all
 
 logger = logging.getLogger(__name__)
 
-KEY_CACHE_MAX_PREFIXES = 20_000
 # Issued keys are "a2a_" + 43 characters of URL-safe base64; anything much longer is not one.
 KEY_MAX_CHARS = 128
 # Headers Django and DRF add to the same answer (tests compare the two).
@@ -140,52 +137,6 @@ SELECT k.id, k.key_hash, a.id, a.wallet_address
 """
 
 
-@dataclass(frozen=True)
-class KeyHolder:
-    key_id: int
-    key_hash: str
-    account_id: int
-    wallet_address: str
-
-
-class KeyCache:
-    """This process's map from key prefix to the active keys with that prefix. An entry can
-    outlive a revocation: the debit statement re-checks the key, and a refused debit drops
-    the entry. Unknown keys are not remembered (Django answers them, rate-limited)."""
-
-    def __init__(self) -> None:
-        self._by_prefix: dict[str, list[KeyHolder]] = {}
-        self._lock = threading.Lock()
-
-    def find(self, key: str, *, load: Callable[[str], list[KeyHolder]]) -> KeyHolder | None:
-        if not key.startswith(KEY_PREFIX) or len(key) < KEY_LOOKUP_CHARS + 8:
-            return None
-        prefix = key[:KEY_LOOKUP_CHARS]
-        holders = self._by_prefix.get(prefix)
-        if holders is None:
-            holders = load(prefix)
-            if not holders:
-                return None
-            with self._lock:
-                if len(self._by_prefix) >= KEY_CACHE_MAX_PREFIXES:
-                    self._by_prefix.clear()
-                self._by_prefix[prefix] = holders
-        digest = hashlib.sha256(key.encode()).hexdigest()
-        for holder in holders:
-            if hmac.compare_digest(holder.key_hash, digest):
-                return holder
-        return None
-
-    def drop(self, key: str) -> None:
-        with self._lock:
-            self._by_prefix.pop(key[:KEY_LOOKUP_CHARS], None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._by_prefix.clear()
-
-
-KEYS = KeyCache()
 
 
 @dataclass(frozen=True)
@@ -306,36 +257,15 @@ class CreditFastPath:
             return None
         # budget() reads only META and headers, which ThrottleEnviron has (no DRF Request here):
         # the base rate, or a whale tier's (billing/whale.py) for a tier account's key.
-        budget = base_throttle().budget(cast(Request, ThrottleEnviron(environ)))
-        wait = budget and BUFFERED_WINDOWS.take(
-            ident=budget.ident, num_requests=budget.num_requests, duration=budget.duration
-        )
-        if wait:
-            body = rate_limited_body(wait)
-            retry = [("Allow", route.allow), ("Retry-After", str(body["retry_after"]))]
-            return _json_answer("429 Too Many Requests", body, retry)
+        refused = over_budget(base_throttle(), environ, route)
+        if refused is not None:
+            return refused
         if product_get(route.sku) is None:  # withdrawn since the routes were built: Django answers (404/503)
             return None
         rail = FastCreditRail(
             conn=conn, holder=holder, path=environ["PATH_INFO"], render=self._renderer.render
         )
-        offer = paid_offer(product=route.sku, params=None, base_url=base, sku_row=False)
-        try:
-            # Raises ProductUnavailable (or a bug) before charging: Django answers, uncharged.
-            paid = paid_call(product=offer, payment=rail)
-        except DebitRefused:
-            KEYS.drop(key)
-            return None
-        receipt = paid.receipt
-        assert isinstance(receipt, CreditReceipt)
-        paid_call_observe(rail="credits", outcome="served")
-        headers = [
-            *STATIC_HEADERS,
-            ("Allow", route.allow),
-            *credit_headers(receipt.charged_atomic, receipt.balance_atomic).items(),
-            ("Content-Length", str(len(rail.body))),
-        ]
-        return "200 OK", headers, rail.body
+        return sell_in_front(route=route, base=base, rail=rail, forget=lambda: KEYS.drop(key))
 
 
 class DebitRefused(Exception):  # noqa: N818 - an answer (Django's), not a fault
@@ -589,3 +519,47 @@ def answer_in_front(
     environ[ENVIRON_LAYER] = layer
     start_response(status, headers)
     return [body]
+
+
+class RenderedRail(Rail, Protocol):
+    """A fast path's rail: it keeps the rendered answer it charged for."""
+
+    body: bytes
+
+
+def over_budget(throttle: ClientRateThrottle, environ: WSGIEnvironment, route: FastRoute) -> Answer | None:
+    """The 429 when the caller's rate budget is spent (one budget with Django's), else None.
+    budget() reads only META and headers, which ThrottleEnviron has (no DRF Request here)."""
+    budget = throttle.budget(cast(Request, ThrottleEnviron(environ)))
+    wait = budget and BUFFERED_WINDOWS.take(
+        ident=budget.ident, num_requests=budget.num_requests, duration=budget.duration
+    )
+    if not wait:
+        return None
+    body = rate_limited_body(wait)
+    return _json_answer(
+        "429 Too Many Requests", body, [("Allow", route.allow), ("Retry-After", str(body["retry_after"]))]
+    )
+
+
+def sell_in_front(*, route: FastRoute, base: str, rail: RenderedRail, forget: Callable[[], None]) -> Answer | None:
+    """The paid call on a fast path's rail and its 200, or None for Django to answer: a debit the
+    rail refused (not enough credit, a key or wallet that changed: `forget` drops what the path
+    remembered of it). The product raises ProductUnavailable (or a bug) before charging, which
+    answer_in_front hands to Django uncharged."""
+    offer = paid_offer(product=route.sku, params=None, base_url=base, sku_row=False)
+    try:
+        paid = paid_call(product=offer, payment=rail)
+    except DebitRefused:
+        forget()
+        return None
+    receipt = paid.receipt
+    assert isinstance(receipt, CreditReceipt)
+    paid_call_observe(rail="credits", outcome="served")
+    headers = [
+        *STATIC_HEADERS,
+        ("Allow", route.allow),
+        *credit_headers(receipt.charged_atomic, receipt.balance_atomic).items(),
+        ("Content-Length", str(len(rail.body))),
+    ]
+    return "200 OK", headers, rail.body

@@ -25,22 +25,19 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
 from django.conf import settings
 from django.db import connections
-from rest_framework.request import Request
 
-from a2a_service.core.errors import rate_limited_body
-from a2a_service.core.observe import money_event, paid_call_observe
+from a2a_service.core.observe import money_event
 from a2a_service.core.redisconn import redis_client
-from a2a_service.core.throttling import BUFFERED_WINDOWS, ClientRateThrottle, ThrottleEnviron
+from a2a_service.core.throttling import ClientRateThrottle
 from billing.api import credit_fastpath as fast
 from billing.front.signin import OWNED_SQL, OWNERSHIP, signin_verify
-from billing.paid_call import Content, CreditReceipt, Offer, Paid, paid_call, paid_offer
-from billing.rails.credits import credit_headers
+from billing.paid_call import Content, Offer, Paid
 from billing.x402.proof import PaymentRejected
 from catalog.products.registry import product_get
 
@@ -177,14 +174,9 @@ class SignInFastPath:
         account = WALLETS.find(wallet, load=lambda w: _account_load(conn, w))
         if account is None:
             return None
-        budget = ClientRateThrottle().budget(cast(Request, ThrottleEnviron(environ)))
-        wait = budget and BUFFERED_WINDOWS.take(
-            ident=budget.ident, num_requests=budget.num_requests, duration=budget.duration
-        )
-        if wait:
-            body = rate_limited_body(wait)
-            retry = [("Allow", route.allow), ("Retry-After", str(body["retry_after"]))]
-            return fast._json_answer("429 Too Many Requests", body, retry)
+        refused = fast.over_budget(ClientRateThrottle(), environ, route)
+        if refused is not None:
+            return refused
         if product_get(route.sku) is None:
             return None
         rail = FastSignInRail(
@@ -194,22 +186,7 @@ class SignInFastPath:
             path=path,
             render=self.credit._renderer.render,
         )
-        offer = paid_offer(product=route.sku, params=None, base_url=base, sku_row=False)
-        try:
-            paid = paid_call(product=offer, payment=rail)
-        except fast.DebitRefused:
-            WALLETS.drop(wallet)
-            return None
-        receipt = paid.receipt
-        assert isinstance(receipt, CreditReceipt)
-        paid_call_observe(rail="credits", outcome="served")
-        headers = [
-            *fast.STATIC_HEADERS,
-            ("Allow", route.allow),
-            *credit_headers(receipt.charged_atomic, receipt.balance_atomic).items(),
-            ("Content-Length", str(len(rail.body))),
-        ]
-        return "200 OK", headers, rail.body
+        return fast.sell_in_front(route=route, base=base, rail=rail, forget=lambda: WALLETS.drop(wallet))
 
 
 class Signed:
