@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from django.db import transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from a2a_service.core.fastcache import free_documents_forget
@@ -36,28 +38,51 @@ def seeder_register(seed: Callable[[], None]) -> None:
         SEEDERS.append(seed)
 
 
+def _seed_rows(model: type[Model], key: str, rows: dict[str, dict[str, Any]], *, reset: bool) -> tuple[dict[str, Any], set[str]]:
+    """The rows of `model` whose `key` field is each of `rows`' keys, created from their values
+    when missing (or all updated when reset); returns (rows by key, the keys created). The
+    existing rows are read in one query: a seed that finds everything in place (every deploy,
+    every `make run`) costs a query per model, not one per row."""
+    created: set[str] = set()
+    if reset:
+        found = {}
+        for name, values in rows.items():
+            found[name], was_created = model._default_manager.update_or_create(**{key: name}, defaults=values)
+            if was_created:
+                created.add(name)
+        return found, created
+    found = model._default_manager.in_bulk(list(rows), field_name=key)
+    for name, values in rows.items():
+        if name not in found:
+            # get_or_create, not create: another process seeding at the same time (two nodes
+            # starting) may have written it since the read.
+            found[name], was_created = model._default_manager.get_or_create(**{key: name}, defaults=values)
+            if was_created:
+                created.add(name)
+    return found, created
+
+
 @transaction.atomic
 def catalog_seed(*, reset: bool = False) -> dict[str, int]:
     """Load the seed catalog. Idempotent: existing rows keep the staff's edits (price,
     status, texts) unless reset=True. SKU rows come from the product specs
     (catalog.products.registry). A price may be seeded from the SKU's env_price
     environment variable (in USDC, e.g. X402_PRICE_MORNING_BRIEF=0.09)."""
-    created = {"skus": 0, "teasers": 0, "agents": 0, "packs": 0, "integrations": 0, "modules": 0}
     teasers = teasers_all()
     teaser_by_sku: dict[str, str] = {}
     for teaser, sku_name in teasers:
         teaser_by_sku.setdefault(sku_name, teaser.name)
 
+    sku_rows: dict[str, dict[str, Any]] = {}
     for order, product in enumerate(specs_all()):
-        price_atomic = atomic_from_usdc(os.environ.get(product.env_price) or product.price)
         teaser_name = product.teaser or teaser_by_sku.get(product.sku, "")
-        values = {
+        sku_rows[product.sku] = {
             "path": product.full_path,
             "headline": product.headline,
             "family": product.family,
             "env_price": product.env_price,
             "price_base_atomic": atomic_from_usdc(product.price),
-            "price_atomic": price_atomic,
+            "price_atomic": atomic_from_usdc(os.environ.get(product.env_price) or product.price),
             "tier": product.tier,
             "hero": product.hero,
             "intel_only": product.intel_only,
@@ -68,66 +93,59 @@ def catalog_seed(*, reset: bool = False) -> dict[str, int]:
             "free_teaser": f"/api/a2a/teaser/{teaser_name}" if teaser_name else "",
             "sort_order": order,
         }
-        if reset:
-            _, was_created = Sku.objects.update_or_create(sku=product.sku, defaults=values)
-        else:
-            _, was_created = Sku.objects.get_or_create(sku=product.sku, defaults=values)
-        created["skus"] += was_created
+    _, new_skus = _seed_rows(Sku, "sku", sku_rows, reset=reset)
+    created = {"skus": len(new_skus)}
 
     skus = {s.sku: s for s in Sku.objects.all()}
-    for teaser, sku_name in teasers:
-        teaser_values = {
+    teaser_rows = {
+        teaser.name: {
             "title": teaser.title,
             "summary": teaser.summary,
             "highlights": list(teaser.highlights),
             "sku": skus.get(sku_name),
             "credit_path": teaser.credit_path,
         }
-        manager = Teaser.objects.update_or_create if reset else Teaser.objects.get_or_create
-        _, was_created = manager(name=teaser.name, defaults=teaser_values)
-        created["teasers"] += was_created
+        for teaser, sku_name in teasers
+    }
+    created["teasers"] = len(_seed_rows(Teaser, "name", teaser_rows, reset=reset)[1])
 
-    for order, spec in enumerate(AGENTS):
-        values = {
+    agent_rows = {
+        spec["slug"]: {
             "name": spec["name"],
             "description": spec["description"],
             "free_skills": spec["free_skills"],
             "sort_order": order,
         }
-        agent_manager = CatalogAgent.objects.update_or_create if reset else CatalogAgent.objects.get_or_create
-        agent, was_created = agent_manager(slug=spec["slug"], defaults=values)
-        if was_created or reset:
-            agent.skus.set([skus[s] for s in spec["skus"] if s in skus])
-        created["agents"] += was_created
+        for order, spec in enumerate(AGENTS)
+    }
+    agents, new_agents = _seed_rows(CatalogAgent, "slug", agent_rows, reset=reset)
+    for spec in AGENTS:
+        if spec["slug"] in new_agents or reset:
+            agents[spec["slug"]].skus.set([skus[s] for s in spec["skus"] if s in skus])
+    created["agents"] = len(new_agents)
 
-    for pack_id, name, framework, description in PACKS:
-        values = {
+    pack_rows = {
+        pack_id: {
             "name": name,
             "framework": framework,
             "description": description,
             "skill_md": skill_md(pack_id, name, framework),
         }
-        pack_manager = (
-            AgentFrameworkPack.objects.update_or_create if reset else AgentFrameworkPack.objects.get_or_create
-        )
-        _, was_created = pack_manager(pack_id=pack_id, defaults=values)
-        created["packs"] += was_created
+        for pack_id, name, framework, description in PACKS
+    }
+    created["packs"] = len(_seed_rows(AgentFrameworkPack, "pack_id", pack_rows, reset=reset)[1])
 
-    for order, spec in enumerate(INTEGRATIONS):
-        values = {**{k: v for k, v in spec.items() if k != "slug"}, "sort_order": order}
-        integration_manager = (
-            Integration.objects.update_or_create if reset else Integration.objects.get_or_create
-        )
-        _, was_created = integration_manager(slug=spec["slug"], defaults=values)
-        created["integrations"] += was_created
+    integration_rows = {
+        spec["slug"]: {**{k: v for k, v in spec.items() if k != "slug"}, "sort_order": order}
+        for order, spec in enumerate(INTEGRATIONS)
+    }
+    created["integrations"] = len(_seed_rows(Integration, "slug", integration_rows, reset=reset)[1])
 
-    for slug, name, description, sku_name in TRADING_MODULES:
-        values = {"name": name, "description": description, "sku": skus.get(sku_name)}
-        module_manager = (
-            TradingModule.objects.update_or_create if reset else TradingModule.objects.get_or_create
-        )
-        _, was_created = module_manager(slug=slug, defaults=values)
-        created["modules"] += was_created
+    module_rows = {
+        slug: {"name": name, "description": description, "sku": skus.get(sku_name)}
+        for slug, name, description, sku_name in TRADING_MODULES
+    }
+    created["modules"] = len(_seed_rows(TradingModule, "slug", module_rows, reset=reset)[1])
 
     # Every other app's seed rows (billing's settings and whale tiers, the session packs, the
     # webhook event prices): each app registers its seed function when it is ready.
