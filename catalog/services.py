@@ -47,7 +47,8 @@ def _seed_rows(model: type[Model], key: str, rows: dict[str, dict[str, Any]], *,
     if reset:
         found = {}
         for name, values in rows.items():
-            found[name], was_created = model._default_manager.update_or_create(**{key: name}, defaults=values)
+            lookup: dict[str, Any] = {key: name}
+            found[name], was_created = model._default_manager.update_or_create(defaults=values, **lookup)
             if was_created:
                 created.add(name)
         return found, created
@@ -56,7 +57,8 @@ def _seed_rows(model: type[Model], key: str, rows: dict[str, dict[str, Any]], *,
         if name not in found:
             # get_or_create, not create: another process seeding at the same time (two nodes
             # starting) may have written it since the read.
-            found[name], was_created = model._default_manager.get_or_create(**{key: name}, defaults=values)
+            lookup = {key: name}
+            found[name], was_created = model._default_manager.get_or_create(defaults=values, **lookup)
             if was_created:
                 created.add(name)
     return found, created

@@ -3,7 +3,9 @@ local stack as `make run` starts it (anvil with the x402 contracts, the self-hos
 in process, granian with BENCH_WORKERS workers, PostgreSQL when there is one).
 
 Timed: the request that carries the payment, sequentially, by one agent with the official x402
-client code: an `exact` EIP-3009 authorization (settled on chain before the answer), a
+client code: an `exact` EIP-3009 authorization (settled on chain before the answer), the same
+payment to the reference stack (the SDK's FastAPI middleware and the SDK's facilitator, its own
+process, on the same chain), a
 `batch-settlement` voucher (checked against the channel's state, no transaction), a sign-in
 (`sign-in-with-x`) spending prepaid credits, and the same credits by `X-API-Key`. The unpaid 402
 before each x402 or sign-in call is not timed (it is the same for all). Rounds alternate; the
@@ -78,20 +80,20 @@ class Agent:
         self.deposit_transactions: list[str] = []
         self.voucher_calls = 0
 
-    def _required(self, http: Any) -> Any:
-        first = self.session.get(self.url, timeout=30)
+    def _required(self, http: Any, url: str = "") -> Any:
+        first = self.session.get(url or self.url, timeout=30)
         if first.status_code != 402:
             raise RuntimeError(f"expected the 402, got {first.status_code} {first.text[:200]}")
         return http.get_payment_required_response(first.headers.get, first.content)
 
-    def _paid(self, http: Any, client: Any) -> tuple[float, requests.Response, Any]:
+    def _paid(self, http: Any, client: Any, url: str = "") -> tuple[float, requests.Response, Any]:
         from x402.http.utils import decode_payment_response_header
 
-        required = self._required(http)
+        required = self._required(http, url)
         payload = client.create_payment_payload(required)
         headers = http.encode_payment_signature_header(payload)
         t0 = time.perf_counter()
-        answer = self.session.get(self.url, headers=headers, timeout=60)
+        answer = self.session.get(url or self.url, headers=headers, timeout=60)
         took = _ms(t0)
         if answer.status_code != 200:
             raise RuntimeError(f"paid call failed: {answer.status_code} {answer.text[:300]}")
@@ -101,6 +103,14 @@ class Agent:
     def call_exact(self) -> float:
         took, _answer, receipt = self._paid(self.exact_http, self.exact)
         self.exact_transactions.append(receipt.transaction)
+        return took
+
+    def call_exact_reference(self, url: str) -> float:
+        """The same `exact` payment to the reference stack: the SDK's FastAPI middleware and the
+        SDK's facilitator in a process of its own, settling on the same chain."""
+        took, _answer, receipt = self._paid(self.exact_http, self.exact, url)
+        if not receipt.transaction:
+            raise RuntimeError("the reference stack answered without a settlement transaction")
         return took
 
     def call_voucher(self) -> float:
@@ -133,6 +143,30 @@ class Agent:
         if answer.status_code != 200:
             raise RuntimeError(f"credit call failed: {answer.status_code} {answer.text[:300]}")
         return took
+
+
+def reference_stack(env: dict[str, str], rpc: str, procs: list[subprocess.Popen]) -> str:
+    """The SDK's facilitator (reference_facilitator.py, its own gas key) and the SDK's FastAPI
+    middleware pointed at it (reference.py), each under uvicorn with the bench's workers; returns
+    the reference's paid URL."""
+    from billing.chain.localchain import dev_account
+
+    fac_port, ref_port = free_port(), free_port()
+    fac_env = {
+        **env,
+        "REFERENCE_FACILITATOR_KEY": "0x" + dev_account(REFERENCE_FACILITATOR).key.hex().removeprefix("0x"),
+        "CHAIN_RPC_URL": rpc,
+    }
+    procs.append(start("x402-facilitator", fac_port, fac_env))
+    wait_ready(f"http://127.0.0.1:{fac_port}/supported")
+    procs.append(start("x402-fastapi", ref_port, {**env, "FACILITATOR_URL": f"http://127.0.0.1:{fac_port}"}))
+    url = f"http://127.0.0.1:{ref_port}/paid"
+    wait_ready(url, status=402)
+    return url
+
+
+# A dev account of anvil's mnemonic that nothing else sends from (localchain uses 0-2 and 9).
+REFERENCE_FACILITATOR = 3
 
 
 def _gas(w3: Any, transaction: str) -> int:
@@ -168,9 +202,11 @@ def schemes_scenario(env: dict[str, str]) -> None:
         procs.append(start("granian", ours_port, env))
         url = f"http://127.0.0.1:{ours_port}{PATH}"
         wait_ready(url, status=402)
+        reference = reference_stack(env, rpc, procs)
         agent = Agent(url=url, rpc=rpc, wallet_key=wallet_key, api_key=api_key)
         ways: dict[str, Callable[[], float]] = {
             "exact": agent.call_exact,
+            "exact, reference stack": lambda: agent.call_exact_reference(reference),
             "voucher": agent.call_voucher,
             "sign-in (credits)": agent.call_signin,
             "X-API-Key (credits)": agent.call_credit,
@@ -188,6 +224,14 @@ def schemes_scenario(env: dict[str, str]) -> None:
         )
         for name, value in p50.items():
             print(f"  {name:22} {value:7.2f} ms")
+        # Issue 27 item 2: the whole paid request (verify, product, settlement confirmed on chain)
+        # against the same request to the reference stack.
+        ratio_record(
+            "exact paid call p50, ours / reference stack",
+            p50["exact"] / p50["exact, reference stack"],
+            target=0.8,
+            better="lower",
+        )
         ratio_record(
             "voucher call / exact call p50", p50["voucher"] / p50["exact"], target=0.2, better="lower"
         )

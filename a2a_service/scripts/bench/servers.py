@@ -58,10 +58,15 @@ def prepare(env: dict[str, str]) -> None:
 
 
 def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
-    if kind in ("x402-fastapi", "fastapi-plain"):
+    if kind in ("x402-fastapi", "fastapi-plain", "x402-facilitator"):
+        app = {
+            "x402-fastapi": "reference:app",
+            "fastapi-plain": "reference:plain_app",
+            "x402-facilitator": "reference_facilitator:app",
+        }[kind]
         cmd = [
             str(BIN / "uvicorn"),
-            "a2a_service.scripts.bench.reference:" + ("app" if kind == "x402-fastapi" else "plain_app"),
+            "a2a_service.scripts.bench." + app,
             "--host",
             "127.0.0.1",
             "--port",
