@@ -268,7 +268,7 @@ def database_url() -> str:
 def served(live_server, transactional_db):
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     yield live_server.url
     import a2a_service.core.http
 

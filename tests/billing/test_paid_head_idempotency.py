@@ -38,7 +38,7 @@ def test_head_on_paid_paths_is_405_through_the_fast_paths_and_charges_nothing(se
         pytest.skip("the credit fast path needs Redis; without it Django answers (covered below)")
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     brief()
     key, account = funded(1.0)
     item = NewsItem.objects.create(title="t", teaser="t", body="b", category="crypto")

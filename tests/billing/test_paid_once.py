@@ -59,7 +59,7 @@ def debits(account) -> list[int]:
 def seeded():
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
 
 
 def test_eight_concurrent_first_unlocks_with_one_key_debit_once(seeded):

@@ -38,7 +38,7 @@ def wsgi(settings):
         pytest.skip("the fast paths need Redis (CI sets REDIS_URL); without it Django answers")
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     yield Client(application)
     connections.close_all()
 

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 def shop(live_server):
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     publish_brief()
     return live_server.url
 

@@ -359,7 +359,7 @@ def test_the_credit_fast_path_counts_a_tier_key_in_the_tier_budget(settings, mon
     from a2a_service.wsgi import application
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     try:
         monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "3/min"})
         WhaleTier.objects.filter(name="dolphin").update(rate_limit_per_minute=5)

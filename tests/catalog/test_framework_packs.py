@@ -76,7 +76,7 @@ def pack_text(base: str, pack_id: str) -> str:
 def shop(live_server, transactional_db):
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     shop_data()
     yield live_server.url
     import a2a_service.core.http

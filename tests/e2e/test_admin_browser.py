@@ -109,7 +109,7 @@ def service(transactional_db) -> Iterator[str]:
     from a2a_service.wsgi import application
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     server = LiveServer("127.0.0.1:0", start=False)
     server.thread.static_handler = lambda _django: StaticFilesHandler(application)
     server.start()

@@ -32,7 +32,7 @@ def paid_stack(chain, live_server, settings, transactional_db):
     from billing.chain.localchain import FACILITATOR, dev_account
     from catalog.services import catalog_seed
 
-    catalog_seed()  # transactional tests start from empty tables
+    catalog_seed()  # on SQLite, a transactional test after another starts from empty tables
     settings.CHAIN_RPC_URL = chain.url
     # The self-hosted facilitator settles in process (the default): a paid call never waits
     # for a worker of its own server.
