@@ -92,8 +92,10 @@ sizecheck: install
 lint-imports: install
 	$(VENV)/bin/lint-imports
 
+# On an in-memory database: the check compares the models with the migration files, and the
+# suite's database (DATABASE_URL) need not exist yet (Django warned that it could not read it).
 check-migrations: install
-	$(PY) manage.py makemigrations --check --dry-run --settings=a2a_service.settings.test
+	DATABASE_URL=sqlite://:memory: $(PY) manage.py makemigrations --check --dry-run --settings=a2a_service.settings.test
 
 # mypy with the django-stubs and drf-stubs plugins, configured in pyproject.toml ([tool.mypy]).
 typecheck: install
