@@ -61,10 +61,38 @@ def _options(selected: set[str] | None = None) -> ClaimOptions:
 def channels_claim() -> list[ClaimResult]:
     if not channels_on():
         return []
-    results: list[ClaimResult] = channel_manager().claim(_options())
+    results = _claim_isolating(None)
     for result in results:
         logger.info("channels: claimed %s vouchers in %s", result.vouchers, result.transaction)
     return results
+
+
+def _claim_isolating(selected: set[str] | None) -> list[ClaimResult]:
+    """Claim the selected channels (None: all), in the SDK's batches. A batch is one transaction,
+    simulated first: one voucher the contract refuses (a payer whose timed withdrawal finalized
+    before our claim: ClaimExceedsBalance) fails its whole batch, every run, and would keep every
+    other channel's calls unclaimed. So a batch refused on its merits is split in halves until
+    the refused channels stand alone; those are left unclaimed and logged, the rest are claimed
+    (a few more transactions, and simulations, which cost no gas). Anything else (the chain or
+    the facilitator unreachable) is raised: the task retries the whole run."""
+    try:
+        return list(channel_manager().claim(_options(selected)))
+    except RuntimeError as exc:
+        if "invalid_" not in str(exc):
+            raise
+        refusal = str(exc)
+    candidates = sorted(
+        channel.channel_id.lower()
+        for channel in channel_scheme().get_storage().list()
+        if int(channel.charged_cumulative_amount) > int(channel.total_claimed)
+        and (selected is None or channel.channel_id.lower() in selected)
+    )
+    if len(candidates) <= 1:
+        if candidates:
+            logger.error("channels: the claim of channel %s is refused: %s; left unclaimed", candidates[0], refusal)
+        return []
+    half = len(candidates) // 2
+    return _claim_isolating(set(candidates[:half])) + _claim_isolating(set(candidates[half:]))
 
 
 def unswept_atomic() -> int:
@@ -115,7 +143,7 @@ def channels_watch_withdrawals() -> WithdrawalsSeen:
             continue
         pending.append(channel.channel_id.lower())
         storage.update_channel(channel.channel_id, _marked(int(initiated_at)))
-    claims: list[ClaimResult] = channel_manager().claim(_options(set(pending))) if pending else []
+    claims = _claim_isolating(set(pending)) if pending else []
     for result in claims:
         logger.warning(
             "channels: %s pending withdrawal(s); claimed %s vouchers in %s",

@@ -210,12 +210,13 @@ def raw_ceiling(url: str, env: dict[str, str], name: str, *, status: int) -> tup
 
 def manage_shell(script: str, env: dict[str, str]) -> str:
     """Run Python in the service's Django context (its database); returns the last line printed."""
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", script],
         cwd=ROOT,
         env=env,
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
-    return out.strip().splitlines()[-1]
+    )
+    if done.returncode != 0:  # say why: the bench stops here
+        raise RuntimeError(f"manage.py shell failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done.stdout.strip().splitlines()[-1]

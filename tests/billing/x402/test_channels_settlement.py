@@ -16,6 +16,7 @@ from billing import tasks
 from billing.chain.localchain import x402_contract
 from billing.credits import ledger_audit
 from billing.models import ChannelSale, PaymentChannel
+from billing.x402.channel_claims import channels_claim
 from tests.support.channels import (
     STATUS_PATH,
     STATUS_PRICE,
@@ -87,6 +88,59 @@ def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, s
     tasks.channels_settle()
     assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
     assert ChannelSale.objects.count() == CALLS
+    assert ledger_audit() == []
+
+
+def _contract_config(row: PaymentChannel) -> Any:
+    return to_contract_channel_config(
+        ChannelConfig(
+            payer=row.payer,
+            payer_authorizer=row.payer_authorizer,
+            receiver=row.receiver,
+            receiver_authorizer=row.receiver_authorizer,
+            token=row.token,
+            withdraw_delay=row.withdraw_delay,
+            salt=row.salt,
+        )
+    )
+
+
+def test_a_channel_the_contract_refuses_to_claim_does_not_hold_back_the_others(channel_own_chain, settings, caplog):
+    """A payer whose timed withdrawal finalized before any claim (the watcher was down) took the
+    escrow back: the contract refuses the claim of its vouchers (ClaimExceedsBalance), and that
+    simulation fails the whole batch. The claim run splits the batch until the refused channel
+    stands alone: it is logged and left unclaimed, the other payers' calls are claimed."""
+    stack, w3 = channel_own_chain, channel_own_chain.chain.w3
+    settlement = x402_contract(w3, "x402BatchSettlement")
+    payers = [channel_payer(w3, settings.USDC_ADDRESS, 10**6) for _ in range(3)]
+    for payer in payers:
+        session = channel_session(channel_client(stack.chain.url, payer)[0])
+        for _ in range(2):
+            paid = session.get(stack.url + STATUS_PATH, timeout=30)
+            assert paid.status_code == 200, paid.text
+    rows = {row.payer: row for row in PaymentChannel.objects.all()}
+    gone = rows[payers[1].address.lower()]
+    deposit = int(gone.balance_atomic)
+    send(w3, payers[1], settlement.functions.initiateWithdraw(_contract_config(gone), deposit))
+    w3.provider.make_request("evm_increaseTime", [gone.withdraw_delay])
+    w3.provider.make_request("evm_mine", [])
+    send(w3, payers[1], settlement.functions.finalizeWithdraw(_contract_config(gone)))
+    assert onchain_channel(w3, gone.channel_id) == (0, 0)
+
+    block = w3.eth.block_number
+    tasks.channels_claim()  # no exception: the task does not fail (and retry) forever
+    assert w3.eth.block_number - block in (1, 2)  # the refused one alone: no transaction
+    for payer in (payers[0], payers[2]):
+        row = rows[payer.address.lower()]
+        assert onchain_channel(w3, row.channel_id) == (int(row.balance_atomic), 2 * STATUS_PRICE)
+        row.refresh_from_db()
+        assert row.total_claimed_atomic == 2 * STATUS_PRICE
+    gone.refresh_from_db()
+    assert gone.total_claimed_atomic == 0 and gone.charged_cumulative_atomic == 2 * STATUS_PRICE
+    assert f"the claim of channel {gone.channel_id.lower()} is refused" in caplog.text
+    block = w3.eth.block_number
+    assert channels_claim() == []  # the next run: only the refused one is left, no transaction
+    assert w3.eth.block_number == block
     assert ledger_audit() == []
 
 
