@@ -19,6 +19,7 @@ from a2a_service.core.metrics_endpoint import METRICS_PATH, metrics_answer  # no
 from a2a_service.core.requestlog import observe_request  # noqa: E402
 from billing.api.credit_fastpath import CreditFastPath  # noqa: E402  (needs Django set up)
 from billing.api.signin_fastpath import SignInFastPath  # noqa: E402
+from billing.api.voucher_fastpath import VoucherFastPath  # noqa: E402
 from billing.x402.fastpath import ChallengeFastPath  # noqa: E402
 
 
@@ -73,8 +74,10 @@ def _transport() -> tuple[bool, str]:
 
 # Unpaid 402 challenges and free documents (catalogs, discovery, manifests, teasers) are
 # answered from a per-process copy or Redis before Django, and credit-paid calls to pure
-# products with one SQL statement (by X-API-Key, or by a sign-in: SignInFastPath); everything else
+# products with one SQL statement (by X-API-Key, or by a sign-in: SignInFastPath), as are
+# voucher-paid ones on a known channel (VoucherFastPath); everything else
 # (and anything unusual) is Django.
 application = SecureFastPaths(
-    FreeFastPath(CreditFastPath(SignInFastPath(django_application))), django_app=django_application
+    FreeFastPath(CreditFastPath(SignInFastPath(VoucherFastPath(django_application)))),
+    django_app=django_application,
 )

@@ -47,7 +47,7 @@ DELAY_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0
 # Which layer answered a request: Django, or one of the WSGI layers in front of it (wsgi.py;
 # internal: the metrics endpoint). A fast layer's answers are its hits: the free-document
 # cache's and the challenge cache's hits are the request counts with their layer.
-LAYERS = ("django", "free_cache", "challenge_cache", "credit_fast", "internal")
+LAYERS = ("django", "free_cache", "challenge_cache", "credit_fast", "signin_fast", "voucher_fast", "internal")
 # What became of a paid call (billing/paid_call.py): served (content delivered, paid),
 # replayed (an Idempotency-Key's first answer again, nothing charged), refused (the payment:
 # a bad or used proof, not enough credit, a used-up session), pending (paid, not delivered

@@ -361,6 +361,7 @@ class ChargeUnconfirmed(ApiError):
 
     status_code = 503
     code = "charge_unconfirmed"
+    rail = "credits"  # the paid-call counter's rail
 
     def __init__(self, reference: str) -> None:
         super().__init__(
@@ -493,7 +494,7 @@ def answer_in_front(
     try:
         answer = serve(environ, route)
     except ChargeUnconfirmed as exc:
-        paid_call_observe(rail="credits", outcome="error")
+        paid_call_observe(rail=exc.rail, outcome="error")
         answer = _json_answer("503 Service Unavailable", exc.body(), [("Allow", route.allow), *exc.headers.items()])
     except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
         log_throttled(
@@ -542,11 +543,20 @@ def over_budget(throttle: ClientRateThrottle, environ: WSGIEnvironment, route: F
     )
 
 
-def sell_in_front(*, route: FastRoute, base: str, rail: RenderedRail, forget: Callable[[], None]) -> Answer | None:
+def sell_in_front(
+    *,
+    route: FastRoute,
+    base: str,
+    rail: RenderedRail,
+    forget: Callable[[], None],
+    label: str = "credits",
+    headers_of: Callable[[Receipt], dict[str, str]] | None = None,
+) -> Answer | None:
     """The paid call on a fast path's rail and its 200, or None for Django to answer: a debit the
     rail refused (not enough credit, a key or wallet that changed: `forget` drops what the path
     remembered of it). The product raises ProductUnavailable (or a bug) before charging, which
-    answer_in_front hands to Django uncharged."""
+    answer_in_front hands to Django uncharged. `label` counts the call under its rail,
+    `headers_of` renders its receipt (the credit headers by default)."""
     offer = paid_offer(product=route.sku, params=None, base_url=base, sku_row=False)
     try:
         paid = paid_call(product=offer, payment=rail)
@@ -554,12 +564,16 @@ def sell_in_front(*, route: FastRoute, base: str, rail: RenderedRail, forget: Ca
         forget()
         return None
     receipt = paid.receipt
-    assert isinstance(receipt, CreditReceipt)
-    paid_call_observe(rail="credits", outcome="served")
+    if headers_of is None:
+        assert isinstance(receipt, CreditReceipt)
+        receipt_headers = credit_headers(receipt.charged_atomic, receipt.balance_atomic)
+    else:
+        receipt_headers = headers_of(receipt)
+    paid_call_observe(rail=label, outcome="served")
     headers = [
         *STATIC_HEADERS,
         ("Allow", route.allow),
-        *credit_headers(receipt.charged_atomic, receipt.balance_atomic).items(),
+        *receipt_headers.items(),
         ("Content-Length", str(len(rail.body))),
     ]
     return "200 OK", headers, rail.body

@@ -114,9 +114,19 @@ def eoa_signer(*, message: str, signature: str) -> str | None:
     if v not in (0, 1):
         return None
     text = message.encode()
-    digest = _keccak(_EIP191 + str(len(text)).encode() + text)
+    return digest_signer(_keccak(_EIP191 + str(len(text)).encode() + text), raw[:64] + bytes([v]))
+
+
+def digest_signer(digest: bytes, signature: bytes) -> str:
+    """The lower-case address whose key signed this 32-byte digest (65 bytes: r, s, v in 0 or 1),
+    or "" when no key could have (r or s out of range). Shared with the voucher fast path
+    (billing/api/voucher_fastpath.py), which signs EIP-712 digests."""
     try:
-        public = PublicKey.from_signature_and_message(raw[:64] + bytes([v]), digest, hasher=None)
+        public = PublicKey.from_signature_and_message(signature, digest, hasher=None)
     except Exception:  # noqa: BLE001 - r or s out of range, no point: nobody signed it
         return ""
     return "0x" + _keccak(public.format(compressed=False)[1:])[-20:].hex()
+
+
+def keccak256(data: bytes) -> bytes:
+    return _keccak(data)
