@@ -36,6 +36,20 @@ def send(w3: Any, account: Any, call: Any) -> None:
     assert w3.eth.wait_for_transaction_receipt(tx_hash)["status"] == 1
 
 
+def _contract_config(row: PaymentChannel) -> Any:
+    return to_contract_channel_config(
+        ChannelConfig(
+            payer=row.payer,
+            payer_authorizer=row.payer_authorizer,
+            receiver=row.receiver,
+            receiver_authorizer=row.receiver_authorizer,
+            token=row.token,
+            withdraw_delay=row.withdraw_delay,
+            salt=row.salt,
+        )
+    )
+
+
 def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, settings):
     stack, w3 = channel_own_chain, channel_own_chain.chain.w3
     settlement = x402_contract(w3, "x402BatchSettlement")
@@ -53,17 +67,7 @@ def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, s
     # The payer asks for everything back; a watcher pass with nothing pending claims nothing first.
     tasks.channels_watch_withdrawals()
     assert onchain_channel(w3, row.channel_id) == (deposit, 0)
-    config = to_contract_channel_config(
-        ChannelConfig(
-            payer=row.payer,
-            payer_authorizer=row.payer_authorizer,
-            receiver=row.receiver,
-            receiver_authorizer=row.receiver_authorizer,
-            token=row.token,
-            withdraw_delay=row.withdraw_delay,
-            salt=row.salt,
-        )
-    )
+    config = _contract_config(row)
     send(w3, payer, settlement.functions.initiateWithdraw(config, deposit))
     block = w3.eth.block_number
     tasks.channels_watch_withdrawals()  # sees it, and claims the channel at once
@@ -89,20 +93,6 @@ def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, s
     assert usdc_balance(stack, stack.treasury) - treasury_before == CALLS * STATUS_PRICE
     assert ChannelSale.objects.count() == CALLS
     assert ledger_audit() == []
-
-
-def _contract_config(row: PaymentChannel) -> Any:
-    return to_contract_channel_config(
-        ChannelConfig(
-            payer=row.payer,
-            payer_authorizer=row.payer_authorizer,
-            receiver=row.receiver,
-            receiver_authorizer=row.receiver_authorizer,
-            token=row.token,
-            withdraw_delay=row.withdraw_delay,
-            salt=row.salt,
-        )
-    )
 
 
 def test_a_channel_the_contract_refuses_to_claim_does_not_hold_back_the_others(channel_own_chain, settings, caplog):
