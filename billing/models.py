@@ -533,6 +533,10 @@ class ChannelSale(models.Model):
     # The deposit transaction, for the call that opened or topped up the channel ("" otherwise).
     deposit_tx_hash = models.CharField(max_length=66, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When the call's content was delivered: with the sale for a product without effects; for a
+    # product with effects (it runs once the voucher is committed) when it ran. Null: paid and
+    # not delivered (the product failed): the same voucher collects it (billing/rails/channel.py).
+    delivered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -31,19 +31,15 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 from typing import Any, ClassVar
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
 from django.conf import settings
 from django.db import connections
-from eth_account.messages import encode_typed_data
 from x402.extensions.payment_identifier import PAYMENT_IDENTIFIER
 from x402.http.utils import encode_payment_response_header
-from x402.mechanisms.evm.batch_settlement.constants import VOUCHER_TYPES
 from x402.mechanisms.evm.batch_settlement.types import is_voucher_payload
-from x402.mechanisms.evm.batch_settlement.utils import get_batch_settlement_eip712_domain
 from x402.mechanisms.evm.utils import get_evm_chain_id
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 
@@ -55,7 +51,7 @@ from billing.paid_call import Content, Offer, Paid, Receipt, X402Receipt
 from billing.x402.challenge import ChallengeContext
 from billing.x402.channels import SCHEME, channel_requirements, channel_scheme, channel_server, channels_on
 from billing.x402.proof import proof_peek
-from billing.x402.signin_message import digest_signer, keccak256
+from billing.x402.voucher_message import voucher_signer
 from catalog.products.registry import product_get
 
 logger = logging.getLogger(__name__)
@@ -64,8 +60,6 @@ PAYMENT_RESPONSE_HEADER = "PAYMENT-RESPONSE"
 _SIGNATURE = re.compile(r"^0x[0-9a-fA-F]{130}$")
 _CHANNEL_ID = re.compile(r"^0x[0-9a-f]{64}$")
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
-_HALF_ORDER = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
-_VOUCHER_TYPEHASH = keccak256(b"Voucher(bytes32 channelId,uint128 maxClaimableAmount)")
 # Other payment material: Django chooses among the rails.
 _OTHER_MATERIAL = ("HTTP_X_API_KEY", "HTTP_SIGN_IN_WITH_X", "HTTP_X_PAYMENT", "HTTP_X_WHALE_TOKEN")
 
@@ -105,8 +99,9 @@ WITH taken AS (
 ), sale AS (
     INSERT INTO billing_channelsale
         (channel_id, sku_id, resource, payer, amount_atomic, cumulative_atomic, network, deposit_tx_hash,
-         created_at)
-    SELECT taken.channel_id, taken.sku_id, %(resource)s, %(payer)s, %(amount)s, %(max)s, %(network)s, '', now()
+         created_at, delivered_at)
+    SELECT taken.channel_id, taken.sku_id, %(resource)s, %(payer)s, %(amount)s, %(max)s, %(network)s, '', now(),
+           now()
       FROM taken
     RETURNING id
 )
@@ -207,29 +202,6 @@ def _config_offered(voucher: Voucher) -> bool:
         and config["token"] == requirements.asset.lower()
         and ("withdrawDelay" not in extra or config["withdraw_delay"] == int(extra["withdrawDelay"]))
     )
-
-
-@lru_cache(maxsize=8)
-def _domain_separator(chain_id: int) -> bytes:
-    signable = encode_typed_data(
-        domain_data=get_batch_settlement_eip712_domain(chain_id),
-        message_types=VOUCHER_TYPES,
-        message_data={"channelId": b"\0" * 32, "maxClaimableAmount": 0},
-    )
-    return bytes(signable.header)
-
-
-def voucher_signer(*, channel_id: str, max_claimable: int, signature: str, chain_id: int) -> str:
-    """The lower-case address that signed this voucher (EIP-712 Voucher(channelId,
-    maxClaimableAmount) in the batch settlement's domain), or "" for a signature the fast path
-    leaves to the SDK (v not 0/1/27/28, s in the upper half)."""
-    raw = bytes.fromhex(signature[2:])
-    v = raw[64] - 27 if raw[64] >= 27 else raw[64]
-    if v not in (0, 1) or int.from_bytes(raw[32:64], "big") > _HALF_ORDER:
-        return ""
-    struct = keccak256(_VOUCHER_TYPEHASH + bytes.fromhex(channel_id[2:]) + max_claimable.to_bytes(32, "big"))
-    digest = keccak256(b"\x19\x01" + _domain_separator(chain_id) + struct)
-    return digest_signer(digest, raw[:64] + bytes([v]))
 
 
 class VoucherFastPath:

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from x402.mechanisms.evm.batch_settlement.errors import ERR_CUMULATIVE_AMOUNT_MISMATCH
 from x402.mechanisms.evm.batch_settlement.server import Channel
 from x402.mechanisms.evm.batch_settlement.types import (
@@ -36,6 +38,7 @@ from x402.mechanisms.evm.batch_settlement.types import (
     is_voucher_payload,
 )
 from x402.mechanisms.evm.batch_settlement.utils import normalize_channel_id
+from x402.mechanisms.evm.utils import get_evm_chain_id
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 from x402.schemas.errors import PaymentAbortedError
 from x402.schemas.hooks import VerifiedPaymentCancelOptions
@@ -43,13 +46,14 @@ from x402.schemas.hooks import VerifiedPaymentCancelOptions
 from a2a_service.core.errors import ProductUnavailable
 from a2a_service.core.observe import paid_call_observe
 from billing.facilitator.service import ChainUnreachable
-from billing.models import ChannelSale
+from billing.models import ChannelSale, PaymentChannel
 from billing.rails.base import Content, Offer, Paid, Receipt, X402Receipt
 from billing.rails.x402 import PaymentUnreachable, x402_challenge
 from billing.x402.challenge import Challenge
 from billing.x402.channels import SCHEME, channel_scheme, channel_server, channel_storage, channels_on
 from billing.x402.facilitator_client import FacilitatorUnavailable
 from billing.x402.proof import PaymentRejected
+from billing.x402.voucher_message import voucher_signer
 from catalog.models import Sku
 from catalog.products.registry import ProductFailed
 
@@ -58,6 +62,7 @@ logger = logging.getLogger(__name__)
 NOT_OFFERED = "invalid_batch_settlement_not_offered"
 MALFORMED = "invalid_batch_settlement_payload"
 UNREACHABLE_RETRY_SECONDS = 5
+_SIGNATURE = re.compile(r"^0x[0-9a-fA-F]{130}$")
 
 
 def channel_payment(*, payload: PaymentPayload, offer: Offer, resource_url: str) -> ChannelRail:
@@ -108,7 +113,43 @@ class ChannelRail:
         if is_refund_payload(self.payload.payload):
             return self._refund()
         self.offer = offer
+        if offer.product.effects:
+            return self._collect(offer)
         return None
+
+    def _collect(self, offer: Offer) -> Paid | None:
+        """The voucher of a committed, undelivered call of this product (its product failed after
+        the commit): deliver it now, charging nothing more. Its signature is checked against the
+        channel's payer authorizer, since the channel has moved on since. None otherwise."""
+        raw = self.payload.payload
+        if not is_voucher_payload(raw) or is_deposit_payload(raw) or offer.sku is None:
+            return None
+        try:
+            channel_id = normalize_channel_id(str(raw["voucher"]["channelId"]))
+            cumulative = int(str(raw["voucher"]["maxClaimableAmount"]))
+            signature = str(raw["voucher"]["signature"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        sale = ChannelSale.objects.filter(
+            channel_id=channel_id, cumulative_atomic=cumulative, sku=offer.sku, delivered_at__isnull=True
+        ).first()
+        channel = PaymentChannel.objects.filter(pk=channel_id).first()
+        if sale is None or channel is None or not _SIGNATURE.match(signature):
+            return None
+        signer = voucher_signer(
+            channel_id=channel_id,
+            max_claimable=cumulative,
+            signature=signature,
+            chain_id=get_evm_chain_id(settings.X402_NETWORK),
+        )
+        if signer != channel.payer_authorizer.lower():
+            return None
+        offer.call.payer = sale.payer
+        content = channel_deliver(sale, lambda: offer.product.run(offer.call))
+        settlement = SettleResponse(
+            success=True, transaction="", network=settings.X402_NETWORK, payer=sale.payer, amount="0"
+        )
+        return Paid(content, X402Receipt(settlement=settlement, version=2, amount_atomic=0))
 
     def scope(self, body: Callable[[], Paid]) -> Paid:
         """A voucher on a known channel, for a product without effects: verify, the product
@@ -230,6 +271,7 @@ class ChannelHold:
     def __init__(self, rail: ChannelRail, offer: Offer) -> None:
         self.rail = rail
         self.offer = offer
+        self.sale: ChannelSale | None = None  # written with the voucher's commit
 
     def commit(self, content: Content | None) -> Receipt:
         rail = self.rail
@@ -261,7 +303,9 @@ class ChannelHold:
         state = (settled.extra or {}).get("channelState") or {}
         voucher = rail.payload.payload["voucher"]
         cumulative = int(state.get("chargedCumulativeAmount") or voucher["maxClaimableAmount"])
-        ChannelSale.objects.create(
+        # A product with effects runs after this commit and marks its delivery when it does.
+        self.sale = ChannelSale.objects.create(
+            delivered_at=None if self.offer.product.effects else timezone.now(),
             channel_id=str(voucher["channelId"]).lower(),
             sku=_sku(self.offer),
             resource=rail.challenge.resource.url[:500],
@@ -276,13 +320,29 @@ class ChannelHold:
         self.rail._cancel("handler_failed")
 
     def deliver(self, run: Callable[[], Content]) -> Content:
-        try:
+        if self.sale is None:
+            raise RuntimeError("a channel call's product with effects runs after its voucher's commit")
+        return channel_deliver(self.sale, run)
+
+
+def channel_deliver(sale: ChannelSale, run: Callable[[], Content]) -> Content:
+    """Run a product with effects for a committed voucher's sale, once: its delivery is marked in
+    the transaction that creates the effect. A product that fails leaves the sale undelivered, and
+    the same voucher collects it (ChannelRail.admit), as a settled `exact` payment is collected
+    with its proof: nothing is kept for a call that did not deliver."""
+    try:
+        with transaction.atomic():
+            if not ChannelSale.objects.filter(pk=sale.pk, delivered_at__isnull=True).update(
+                delivered_at=timezone.now()
+            ):
+                raise PaymentRejected(ERR_CUMULATIVE_AMOUNT_MISMATCH, "this voucher's call was already delivered")
             return run()
-        except ProductFailed as exc:
-            raise ProductUnavailable(
-                f"{exc}. Your voucher was committed for this call",
-                extra={"sku": self.offer.name, "charged": True},
-            ) from exc
+    except ProductFailed as exc:
+        raise ProductUnavailable(
+            f"{exc}. Your voucher was committed for this call and is kept for you: send the same payment "
+            "again to collect it",
+            extra={"sku": sale.sku.sku, "charged": True},
+        ) from exc
 
 
 def _sku(offer: Offer) -> Sku:

@@ -20,9 +20,9 @@ from x402.mechanisms.evm.signers import EthAccountSigner
 
 from a2a_service.wsgi import application
 from billing import tasks
-from billing.api.voucher_fastpath import voucher_signer
 from billing.credits import ledger_audit
 from billing.models import ChannelSale, PaymentChannel
+from billing.x402.voucher_message import voucher_signer
 from tests.support.channels import (
     NETWORK,
     STATUS_PATH,

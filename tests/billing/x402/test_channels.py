@@ -257,3 +257,59 @@ def test_the_facilitator_lists_batch_settlement_with_its_receiver_authorizer(cha
     assert kinds[("batch-settlement", NETWORK)] == {
         "receiverAuthorizer": dev_account(RECEIVER_AUTHORIZER).address
     }
+
+
+def test_a_voucher_whose_product_failed_after_its_commit_collects_it_once(channel_stack, settings, monkeypatch):
+    """A product with effects (a session pack) runs once its voucher is committed; if it fails
+    then, the call is kept for the payer (not charged for nothing): the same voucher collects it,
+    once, charging nothing more."""
+    from catalog.models import Sku
+    from catalog.products.registry import ProductFailed
+    from sessions_app import products as session_products
+    from sessions_app.models import PrepaidSession as Session
+
+    stack, w3 = channel_stack, channel_stack.chain.w3
+    url = stack.url + "/api/a2a/x402/session/desk-pack"
+    pack = Sku.objects.get(sku="m2m_session_desk")
+    pack.price_atomic = 200_000  # under the SDK client's default cap of $1 a payment
+    pack.save()
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10 * 10**6)
+    client, _ = channel_client(stack.chain.url, payer, calls=3)
+    assert channel_session(client).get(url, timeout=30).status_code == 200  # the deposit: one pack
+    [row] = PaymentChannel.objects.all()
+    price = int(row.charged_cumulative_atomic)
+    real_create = session_products.session_create
+    failing = {"left": 1}
+
+    def create_once_failing(**kwargs):
+        if failing["left"]:
+            failing["left"] -= 1
+            raise ProductFailed("the session store is unavailable")
+        return real_create(**kwargs)
+
+    monkeypatch.setattr(session_products, "session_create", create_once_failing)
+    payload = client.create_payment_payload(offer(url))
+    assert payload.payload["type"] == "voucher"
+    header = paid_header(client, payload)
+    failed = requests.get(url, headers=header, timeout=30)
+    assert failed.status_code == 503 and failed.json()["charged"] is True, failed.text
+    assert "send the same payment again to collect it" in failed.json()["detail"]
+    row.refresh_from_db()
+    assert row.charged_cumulative_atomic == 2 * price and Session.objects.count() == 1
+    sale = ChannelSale.objects.get(channel_id=row.channel_id, cumulative_atomic=2 * price)
+    assert sale.delivered_at is None
+
+    collected = requests.get(url, headers=header, timeout=30)
+    assert collected.status_code == 200, collected.text
+    assert collected.json()["token"] and Session.objects.count() == 2
+    receipt = decode_payment_response_header(collected.headers["PAYMENT-RESPONSE"])
+    assert receipt.success and receipt.transaction == ""
+    sale.refresh_from_db()
+    row.refresh_from_db()
+    assert sale.delivered_at is not None and row.charged_cumulative_atomic == 2 * price
+    assert ChannelSale.objects.filter(channel_id=row.channel_id).count() == 2
+
+    # Collected once: the same voucher again is a replay (the corrective 402), nothing delivered.
+    again = requests.get(url, headers=header, timeout=30)
+    assert corrective_state(again)["chargedCumulativeAmount"] == str(2 * price)
+    assert Session.objects.count() == 2 and ledger_audit() == []
