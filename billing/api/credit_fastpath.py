@@ -123,9 +123,6 @@ RETURNING -amount_atomic, balance_after_atomic, id
 DEBIT_PARAMS = ("account", "sku", "key", "reference", "sync_commit")
 DEBIT_PARAM_TYPES = [20, 25, 20, 25, 16]
 DEBIT_STATEMENT = b"a2a_credit_debit"
-_DEBIT_POSITIONAL = DEBIT_SQL
-for _n, _name in enumerate(DEBIT_PARAMS, start=1):
-    _DEBIT_POSITIONAL = _DEBIT_POSITIONAL.replace(f"%({_name})s", f"${_n}")
 LEDGER_ROW_SQL = """
 SELECT -amount_atomic, balance_after_atomic, id FROM billing_ledgerentry
  WHERE account_id = %(account)s AND reference = %(reference)s
@@ -419,54 +416,77 @@ def _debit(conn: Any, *, holder: KeyHolder, sku: str, path: str) -> tuple[int, i
     return charged, balance
 
 
-# The connections (libpq's) on which this process prepared the debit: id -> the connection
-# itself (kept so that a new connection at the same address is not taken for it).
-_prepared_on: dict[int, Any] = {}
+# The statements this process prepared, per connection (libpq's): (id, statement name) -> the
+# connection itself (kept so that a new connection at the same address is not taken for it).
+_prepared_on: dict[tuple[int, bytes], Any] = {}
 
 
 def debit_execute(raw: psycopg.Connection, params: dict[str, Any]) -> tuple[int, int, int] | None:
-    """Run the debit statement (a seam for tests that break the connection mid-debit).
+    """Run the debit statement (a seam for tests that break the connection mid-debit)."""
+    return prepared_row(raw, _DEBIT, params)
 
-    It is libpq's prepared-statement call on Django's connection (autocommit: the statement is
-    its own transaction, as through a cursor), with its parameters as text: a psycopg cursor
-    costs more CPU than the whole statement's round trip does (measured: about 180 against 70
-    microseconds per debit; a2a_service/scripts/bench/cpu.py). Errors are psycopg's own, as the
-    cursor would raise them: OperationalError when the connection fails mid-statement."""
+
+class PreparedStatement:
+    """A statement with %(name)s parameters, prepared under `name` with libpq's own call, its
+    parameters typed (int8 20, text 25, bool 16) and numbered in the order given."""
+
+    def __init__(self, name: bytes, sql: str, params: tuple[tuple[str, int], ...]) -> None:
+        self.name = name
+        self.params = params
+        positional = sql
+        for n, (param, _type) in enumerate(params, start=1):
+            positional = positional.replace(f"%({param})s", f"${n}")
+        self.sql = positional.encode()
+        self.types = [type_oid for _param, type_oid in params]
+
+
+def prepared_row(
+    raw: psycopg.Connection, statement: PreparedStatement, params: dict[str, Any]
+) -> tuple[int, int, int] | None:
+    """The first row of the statement run with libpq's prepared-statement call on Django's
+    connection (autocommit: the statement is its own transaction, as through a cursor), its
+    parameters as text: a psycopg cursor costs more CPU than the whole statement's round trip
+    does (measured: about 180 against 70 microseconds per debit; a2a_service/scripts/bench/cpu.py).
+    Errors are psycopg's own, as the cursor would raise them: OperationalError when the
+    connection fails mid-statement, UniqueViolation and the like as their classes."""
     pgconn = raw.pgconn
-    values = [
-        str(params["account"]).encode(),
-        str(params["sku"]).encode(),
-        str(params["key"]).encode(),
-        str(params["reference"]).encode(),
-        b"t" if params["sync_commit"] else b"f",
-    ]
-    if _prepared_on.get(id(pgconn)) is not pgconn:
-        _prepare(pgconn)
-    result = pgconn.exec_prepared(DEBIT_STATEMENT, values)
+    values = [_text(params[name]) for name, _type in statement.params]
+    if _prepared_on.get((id(pgconn), statement.name)) is not pgconn:
+        _prepare(pgconn, statement)
+    result = pgconn.exec_prepared(statement.name, values)
     if result.status == psycopg.pq.ExecStatus.FATAL_ERROR and (
         result.error_field(psycopg.pq.DiagnosticField.SQLSTATE) == b"26000"
     ):
         # The server forgot the statement (DISCARD ALL behind a pooler): it did not run.
-        _prepare(pgconn)
-        result = pgconn.exec_prepared(DEBIT_STATEMENT, values)
+        _prepare(pgconn, statement)
+        result = pgconn.exec_prepared(statement.name, values)
     if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
         if pgconn.status == psycopg.pq.ConnStatus.BAD:  # as psycopg's cursor says it
-            raise psycopg.OperationalError(f"the connection failed during the debit: {result.error_message!r}")
+            raise psycopg.OperationalError(f"the connection failed during the statement: {result.error_message!r}")
         raise psycopg.errors.error_from_result(result, encoding=raw.info.encoding)
     if result.ntuples == 0:
         return None
-    charged, balance, entry = (result.get_value(0, i) for i in range(3))
-    return int(charged or 0), int(balance or 0), int(entry or 0)
+    first, second, third = (result.get_value(0, i) for i in range(3))
+    return int(first or 0), int(second or 0), int(third or 0)
 
 
-def _prepare(pgconn: Any) -> None:
-    result = pgconn.prepare(DEBIT_STATEMENT, _DEBIT_POSITIONAL.encode(), DEBIT_PARAM_TYPES)
+_DEBIT = PreparedStatement(DEBIT_STATEMENT, DEBIT_SQL, tuple(zip(DEBIT_PARAMS, DEBIT_PARAM_TYPES, strict=True)))
+
+
+def _text(value: Any) -> bytes:
+    if isinstance(value, bool):
+        return b"t" if value else b"f"
+    return str(value).encode()
+
+
+def _prepare(pgconn: Any, statement: PreparedStatement) -> None:
+    result = pgconn.prepare(statement.name, statement.sql, statement.types)
     if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
         if result.error_field(psycopg.pq.DiagnosticField.SQLSTATE) != b"42P05":  # already there
             raise psycopg.errors.error_from_result(result, encoding="utf-8")
     if len(_prepared_on) >= 64:
         _prepared_on.clear()
-    _prepared_on[id(pgconn)] = pgconn
+    _prepared_on[(id(pgconn), statement.name)] = pgconn
 
 
 def _close(conn: Any) -> None:
