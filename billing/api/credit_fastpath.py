@@ -423,12 +423,17 @@ _prepared_on: dict[tuple[int, bytes], Any] = {}
 
 def debit_execute(raw: psycopg.Connection, params: dict[str, Any]) -> tuple[int, int, int] | None:
     """Run the debit statement (a seam for tests that break the connection mid-debit)."""
-    return prepared_row(raw, _DEBIT, params)
+    return int_row(prepared_row(raw, _DEBIT, params))
+
+
+def int_row(row: tuple[str, ...] | None) -> tuple[int, int, int] | None:
+    """(charged, balance after, ledger entry id) of a debit statement's row."""
+    return None if row is None else (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
 
 
 class PreparedStatement:
     """A statement with %(name)s parameters, prepared under `name` with libpq's own call, its
-    parameters typed (int8 20, text 25, bool 16) and numbered in the order given."""
+    parameters typed (int8 20, text 25, bool 16, numeric 1700) and numbered in the order given."""
 
     def __init__(self, name: bytes, sql: str, params: tuple[tuple[str, int], ...]) -> None:
         self.name = name
@@ -442,13 +447,10 @@ class PreparedStatement:
 
 def prepared_row(
     raw: psycopg.Connection, statement: PreparedStatement, params: dict[str, Any]
-) -> tuple[int, int, int] | None:
-    """The first row of the statement run with libpq's prepared-statement call on Django's
-    connection (autocommit: the statement is its own transaction, as through a cursor), its
-    parameters as text: a psycopg cursor costs more CPU than the whole statement's round trip
-    does (measured: about 180 against 70 microseconds per debit; a2a_service/scripts/bench/cpu.py).
-    Errors are psycopg's own, as the cursor would raise them: OperationalError when the
-    connection fails mid-statement, UniqueViolation and the like as their classes."""
+) -> tuple[str, ...] | None:
+    """The first row (as text) of the statement run by libpq's prepared-statement call on Django's
+    connection, in autocommit: a psycopg cursor cost more CPU than the statement's round trip
+    (about 180 against 70 us a debit; bench/cpu.py). Errors are psycopg's, as a cursor raises them."""
     pgconn = raw.pgconn
     values = [_text(params[name]) for name, _type in statement.params]
     if _prepared_on.get((id(pgconn), statement.name)) is not pgconn:
@@ -466,8 +468,7 @@ def prepared_row(
         raise psycopg.errors.error_from_result(result, encoding=raw.info.encoding)
     if result.ntuples == 0:
         return None
-    first, second, third = (result.get_value(0, i) for i in range(3))
-    return int(first or 0), int(second or 0), int(third or 0)
+    return tuple((result.get_value(0, i) or b"").decode() for i in range(result.nfields))
 
 
 _DEBIT = PreparedStatement(DEBIT_STATEMENT, DEBIT_SQL, tuple(zip(DEBIT_PARAMS, DEBIT_PARAM_TYPES, strict=True)))

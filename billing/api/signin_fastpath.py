@@ -298,7 +298,7 @@ def signin_debit_execute(
     """Run the statement (a seam for tests that break the connection mid-debit), with libpq's
     prepared-statement call as the keyed debit runs (credit_fastpath.prepared_row): through a
     psycopg cursor, its parameters' parsing cost more CPU than the statement's round trip."""
-    return fast.prepared_row(raw, _prepared(statement), params)
+    return fast.int_row(fast.prepared_row(raw, _prepared(statement), params))
 
 
 # $1 account, $2 wallet, $3 nonce, $4 sku, $5 reference, $6 sync_commit.

@@ -109,6 +109,29 @@ SELECT taken.channel_id, taken.balance_atomic, taken.total_claimed_atomic, taken
        taken.refund_nonce
   FROM taken, sale
 """
+# By libpq's prepared-statement call (credit_fastpath.prepared_row), as the credit debit runs.
+_VOUCHER = fast.PreparedStatement(
+    b"a2a_voucher_take",
+    VOUCHER_SQL,
+    (
+        ("max", 1700),
+        ("signature", 25),
+        ("now_ms", 20),
+        ("channel", 25),
+        ("payer", 25),
+        ("payer_authorizer", 25),
+        ("receiver", 25),
+        ("receiver_authorizer", 25),
+        ("token", 25),
+        ("withdraw_delay", 20),
+        ("salt", 25),
+        ("amount", 20),
+        ("synced_after", 20),
+        ("sku", 25),
+        ("resource", 25),
+        ("network", 25),
+    ),
+)
 # Whether a voucher's statement committed (after a connection lost during it).
 TAKEN_SQL = """
 SELECT channel_id, balance_atomic, total_claimed_atomic, withdraw_requested_at, refund_nonce
@@ -396,8 +419,7 @@ def _voucher_take(conn: Any, voucher: Voucher, *, sku: str, resource: str) -> tu
         "network": settings.X402_NETWORK,
     }
     try:
-        with psycopg.Cursor(raw) as cur:
-            return cur.execute(VOUCHER_SQL, params, prepare=True).fetchone()
+        return fast.prepared_row(raw, _VOUCHER, params)
     except psycopg.errors.UniqueViolation:
         return None  # its sale exists: the voucher was used (Django refuses it)
     except psycopg.OperationalError as exc:
