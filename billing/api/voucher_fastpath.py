@@ -48,7 +48,7 @@ from a2a_service.core.redisconn import redis_client
 from a2a_service.core.throttling import base_throttle
 from billing.api import credit_fastpath as fast
 from billing.paid_call import Content, Offer, Paid, Receipt, X402Receipt
-from billing.x402.challenge import ChallengeContext
+from billing.x402.challenge import ChallengeContext, exact_requirements
 from billing.x402.channels import SCHEME, channel_requirements, channel_scheme, channel_server, channels_on
 from billing.x402.proof import proof_peek
 from billing.x402.voucher_message import voucher_signer
@@ -177,6 +177,8 @@ def voucher_read(header: str, *, offered: Callable[[int], PaymentRequirements | 
         return None  # a deposit (a transaction) or a refund: the scheme's own sequence
     try:
         amount = int(payload.accepted.amount)
+        if not 0 < amount < 2**63:  # a price is a bigint: anything else is Django's to refuse
+            return None
         requirements = offered(amount)
         if requirements is None or channel_server().find_matching_requirements([requirements], payload) is None:
             return None
@@ -268,17 +270,8 @@ class VoucherFastPath:
             settings.RECEIVER_AUTHORIZER_PRIVATE_KEY,
         )
         if key not in self._offers:
-            exact = PaymentRequirements(
-                scheme="exact",
-                network=settings.X402_NETWORK,
-                asset=settings.USDC_ADDRESS,
-                amount=str(amount),
-                pay_to=settings.TREASURY_ADDRESS,
-                max_timeout_seconds=settings.X402_MAX_TIMEOUT_SECONDS,
-                extra={"name": settings.USDC_EIP712_NAME, "version": settings.USDC_EIP712_VERSION},
-            )
             context = ChallengeContext(
-                sku="", description="", price_atomic=amount, resource_url=resource_url, exact=exact
+                sku="", description="", price_atomic=amount, resource_url=resource_url, exact=exact_requirements(amount)
             )
             if len(self._offers) >= 256:
                 self._offers.clear()

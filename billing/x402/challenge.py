@@ -79,18 +79,24 @@ class Challenge:
         return None
 
 
-def challenge_build(*, sku: str, description: str, price_atomic: int, resource_url: str) -> Challenge:
-    extra = {"name": settings.USDC_EIP712_NAME, "version": settings.USDC_EIP712_VERSION}
-    amount = str(price_atomic)
-    exact = PaymentRequirements(
+def exact_requirements(price_atomic: int) -> PaymentRequirements:
+    """The `exact` offer at this price, which the other schemes' offers are built from (the
+    voucher fast path builds its channel offer from it too)."""
+    return PaymentRequirements(
         scheme="exact",
         network=settings.X402_NETWORK,
         asset=settings.USDC_ADDRESS,
-        amount=amount,
+        amount=str(price_atomic),
         pay_to=settings.TREASURY_ADDRESS,
         max_timeout_seconds=settings.X402_MAX_TIMEOUT_SECONDS,
-        extra=extra,
+        extra={"name": settings.USDC_EIP712_NAME, "version": settings.USDC_EIP712_VERSION},
     )
+
+
+def challenge_build(*, sku: str, description: str, price_atomic: int, resource_url: str) -> Challenge:
+    exact = exact_requirements(price_atomic)
+    extra = dict(exact.extra or {})
+    amount = exact.amount
     context = ChallengeContext(
         sku=sku, description=description, price_atomic=price_atomic, resource_url=resource_url, exact=exact
     )

@@ -174,3 +174,45 @@ def test_voucher_calls_are_taken_in_front_of_django_as_django_takes_them(
     row.refresh_from_db()
     assert onchain_channel(w3, row.channel_id) == (int(row.balance_atomic), 13 * STATUS_PRICE)
     assert ledger_audit() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_odd_payment_headers_on_a_fast_route_are_djangos_to_refuse_never_a_500(settings, django_payments):
+    """Garbage, or a voucher-shaped payload for an amount no price can be on a channel nobody
+    opened: the fast path takes nothing and Django answers (the 402 to pay by; here, with no
+    chain to ask about the channel, 503 uncharged), never a 500."""
+    import base64
+    import json
+
+    from billing.chain.localchain import dev_account
+    from catalog.services import catalog_seed
+    from tests.support.channels import RECEIVER_AUTHORIZER
+
+    catalog_seed()
+    settings.X402_CHANNELS_ENABLED = True
+    settings.RECEIVER_AUTHORIZER_PRIVATE_KEY = "0x" + dev_account(RECEIVER_AUTHORIZER).key.hex().removeprefix("0x")
+    wallet = Account.create()
+    channel = "0x" + os.urandom(32).hex()
+    voucher = {
+        "x402Version": 2,
+        "accepted": {"scheme": "batch-settlement", "network": NETWORK, "amount": str(2**70), "asset": "0x0",
+                     "payTo": "0x0", "maxTimeoutSeconds": 60, "extra": {}},
+        "payload": {
+            "type": "voucher",
+            "channelConfig": {"payer": wallet.address, "payerAuthorizer": wallet.address, "receiver": "0x0",
+                              "receiverAuthorizer": "0x0", "token": "0x0", "withdrawDelay": 900, "salt": "0x00"},
+            "voucher": {"channelId": channel, "maxClaimableAmount": "10000",
+                        "signature": sign_voucher(EthAccountSigner(wallet), channel, 10_000, NETWORK).signature},
+        },
+    }
+    headers = [
+        "not base64 at all \x01",
+        base64.b64encode(b"[1, 2, 3]").decode(),
+        base64.b64encode(json.dumps(voucher).encode()).decode(),
+    ]
+    wsgi = Client(application)
+    for header in headers:
+        answer = wsgi.get(STATUS_PATH, headers={"PAYMENT-SIGNATURE": header})
+        assert answer.status_code in (402, 503), (header[:40], answer.get_data(as_text=True)[:300])
+        assert answer.json["detail"] and answer.json.get("charged", False) is False
+    assert len(django_payments) == len(headers) and ChannelSale.objects.count() == 0
