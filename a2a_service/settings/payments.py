@@ -68,6 +68,10 @@ FACILITATOR_SETTLE_TIMEOUT_SECONDS = env.float("FACILITATOR_SETTLE_TIMEOUT_SECON
 # Every process settling with the gas key allocates its nonces under one lock (in Redis, or a file
 # in RUN_DIR without Redis): how long a settlement waits for it before answering 503 (nothing sent).
 FACILITATOR_NONCE_LOCK_WAIT_SECONDS = env.float("FACILITATOR_NONCE_LOCK_WAIT_SECONDS", default=10.0)
+# An `exact` settle within this many seconds of the same process's verify of the same payment
+# takes that verification (its simulated transfer included) instead of verifying and simulating
+# again (billing/facilitator/exact_once.py). 0: every settle verifies and simulates again.
+FACILITATOR_VERIFY_REUSE_SECONDS = env.float("FACILITATOR_VERIFY_REUSE_SECONDS", default=2.0)
 # The self-hosted facilitator's HTTP /settle spends its gas key, so it answers only callers that
 # send `Authorization: Bearer <this>` (the service's own paid calls when FACILITATOR_URL points at
 # a separately run facilitator). Empty: /settle over HTTP is refused; in-process settlement is

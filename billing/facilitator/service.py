@@ -7,6 +7,7 @@ settlement, refunds), advertising that key's address as `receiverAuthorizer` in 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -25,14 +26,17 @@ from x402.mechanisms.evm import FacilitatorWeb3Signer
 from x402.mechanisms.evm.batch_settlement.authorizer_signer import LocalAuthorizerSigner
 from x402.mechanisms.evm.batch_settlement.facilitator import BatchSettlementEvmFacilitator
 from x402.mechanisms.evm.constants import ERR_SETTLEMENT_PENDING
-from x402.mechanisms.evm.exact.register import register_exact_evm_facilitator
+from x402.mechanisms.evm.exact.facilitator import ExactEvmSchemeConfig
+from x402.mechanisms.evm.exact.v1.facilitator import ExactEvmSchemeV1, ExactEvmSchemeV1Config
 from x402.mechanisms.evm.types import TransactionReceipt
 from x402.mechanisms.evm.upto import UptoEvmFacilitatorScheme
 from x402.mechanisms.evm.upto.facilitator import UptoEvmSchemeConfig
+from x402.mechanisms.evm.v1.constants import V1_NETWORKS
 from x402.schemas import SettleResponse, VerifyResponse
 
 from a2a_service.core.redisconn import redis_client
 from billing.facilitator.discovery import discovery_hooks_register
+from billing.facilitator.exact_once import ExactVerifiedOnce
 from billing.facilitator.nonces import FileNonces, NonceLockUnavailable, NonceSequence, RedisNonces
 
 logger = logging.getLogger(__name__)
@@ -68,7 +72,10 @@ class WatchedHTTPProvider(HTTPProvider):
         # validation asks it before every eth_call and transaction it checks (four times in
         # one paid call, about 1.5 ms each on a local node), and a node's chain id does not change.
         super().__init__(
-            endpoint_uri, cache_allowed_requests=True, cacheable_requests={RPCEndpoint("eth_chainId")}
+            endpoint_uri,
+            session=_rpc_session(endpoint_uri),
+            cache_allowed_requests=True,
+            cacheable_requests={RPCEndpoint("eth_chainId")},
         )
         self._health = health
 
@@ -78,6 +85,19 @@ class WatchedHTTPProvider(HTTPProvider):
         except (ConnectionError, requests.ConnectionError, requests.Timeout, requests.HTTPError) as exc:
             self._health.failed(exc)
             raise
+
+
+def _rpc_session(endpoint_uri: str) -> requests.Session:
+    """One session for every thread's RPC requests, its proxy and CA settings read from the
+    environment once: with `trust_env`, requests scans and decodes all of os.environ for
+    proxies on every request (a fifth of a paid call's CPU in the facilitator, eight
+    requests a call)."""
+    session = requests.Session()
+    session.proxies.update(requests.utils.get_environ_proxies(endpoint_uri))
+    session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+    session.trust_env = False
+    return session
+
 
 # A replacement must pay at least 10% more gas than the transaction it replaces (the rule
 # geth, reth and anvil's pools share); 12.5% leaves room for rounding.
@@ -108,7 +128,9 @@ class HealingWeb3Signer(FacilitatorWeb3Signer):
         nonces: Callable[[str], NonceSequence],
     ) -> None:
         super().__init__(
-            private_key=private_key, rpc_url=rpc_url, confirmation_timeout_seconds=confirmation_timeout_seconds
+            private_key=private_key,
+            rpc_url=rpc_url,
+            confirmation_timeout_seconds=confirmation_timeout_seconds,
         )
         self.rpc = RpcHealth()
         self._w3.provider = WatchedHTTPProvider(rpc_url, health=self.rpc)
@@ -276,6 +298,7 @@ def _build(
     run_dir: str,
     lock_wait: float,
     authorizer_key: str = "",
+    verify_reuse_seconds: float = 0.0,
 ) -> tuple[x402FacilitatorSync, HealingWeb3Signer]:
     # One per process and configuration; its nonces are allocated under a lock shared with
     # every other process settling with the same key.
@@ -288,8 +311,15 @@ def _build(
     facilitator = x402FacilitatorSync()
     # simulate_in_settle: the transfer is simulated again just before it is broadcast, so a
     # payer who emptied the wallet after verify costs a refused settle, not a reverted
-    # transaction whose gas the facilitator pays.
-    register_exact_evm_facilitator(facilitator, signer, networks=network, simulate_in_settle=True)
+    # transaction whose gas the facilitator pays; except right after this process verified
+    # the same payment, whose verification (simulation included) the settle takes
+    # (exact_once.py: four of a paid call's eight requests to the chain).
+    config = ExactEvmSchemeConfig(simulate_in_settle=True)
+    facilitator.register([network], ExactVerifiedOnce(signer, config, reuse_seconds=verify_reuse_seconds))
+    # x402 v1 payers, as the SDK's register_exact_evm_facilitator registers them.
+    facilitator.register_v1(
+        V1_NETWORKS, ExactEvmSchemeV1(signer, ExactEvmSchemeV1Config(simulate_in_settle=True))
+    )
     # `upto` (metered calls, billing/rails/upto.py): a Permit2 authorization for a maximum,
     # settled through x402UptoPermit2Proxy for what the call used. Its witness names the
     # settling address (`facilitatorAddress` in /supported): this gas key, the only one here.
@@ -319,6 +349,7 @@ def _configured() -> tuple[x402FacilitatorSync, HealingWeb3Signer] | None:
         str(settings.RUN_DIR),
         settings.FACILITATOR_NONCE_LOCK_WAIT_SECONDS,
         settings.RECEIVER_AUTHORIZER_PRIVATE_KEY if settings.X402_CHANNELS_ENABLED else "",
+        settings.FACILITATOR_VERIFY_REUSE_SECONDS,
     )
 
 
@@ -341,7 +372,9 @@ def settle_response_current(response: SettleResponse) -> SettleResponse:
     if signer is None or not response.transaction:
         return response
     current = signer.current_hash(response.transaction)
-    return response if current == response.transaction else response.model_copy(update={"transaction": current})
+    return (
+        response if current == response.transaction else response.model_copy(update={"transaction": current})
+    )
 
 
 def _hosted() -> tuple[x402FacilitatorSync, HealingWeb3Signer]:

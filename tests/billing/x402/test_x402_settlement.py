@@ -87,7 +87,11 @@ def test_a_settlement_confirmed_late_stays_pending_and_the_same_proof_collects_i
         status_url = body["status"]["url"]
         assert status_url.startswith(paid_stack.url + "/api/a2a/x402/settlement?")
         pending = requests.get(status_url, timeout=30).json()
-        assert (pending["state"], pending["final"], pending["delivered"]) == ("settlement_pending", False, False)
+        assert (pending["state"], pending["final"], pending["delivered"]) == (
+            "settlement_pending",
+            False,
+            False,
+        )
         assert pending["transaction"] == body["transaction"] and pending["collect"]["url"].endswith(BRIEF)
         payment = Payment.objects.get()
         assert payment.state == Payment.State.PENDING and payment.tx_hash == body["transaction"]
@@ -120,7 +124,12 @@ def test_a_settlement_confirmed_late_stays_pending_and_the_same_proof_collects_i
     payment.refresh_from_db()
     assert payment.delivered_at is not None
     done = requests.get(status_url, timeout=30).json()
-    assert (done["state"], done["delivered"], done["collect"], done["retry_after"]) == ("settled", True, None, None)
+    assert (done["state"], done["delivered"], done["collect"], done["retry_after"]) == (
+        "settled",
+        True,
+        None,
+        None,
+    )
     # Collected once: the proof is now spent.
     replay = get(url, header)
     assert replay.status_code == 402 and replay.json()["error"] == "invalid_exact_evm_nonce_already_used"
@@ -256,10 +265,17 @@ def test_a_payment_is_followed_by_payer_and_nonce_to_its_end(api):
         error="reconcile: authorization cancelled, nothing was paid",
     )
     # Looked up whatever the case of the names.
-    failed = api.get(path, {"payer": payer.upper().replace("0X", "0x"), "nonce": nonce.upper().replace("0X", "0x")})
+    failed = api.get(
+        path, {"payer": payer.upper().replace("0X", "0x"), "nonce": nonce.upper().replace("0X", "0x")}
+    )
     assert failed.status_code == 200, failed.json()
     body = failed.json()
-    assert (body["state"], body["final"], body["collect"], body["retry_after"]) == ("failed", True, None, None)
+    assert (body["state"], body["final"], body["collect"], body["retry_after"]) == (
+        "failed",
+        True,
+        None,
+        None,
+    )
     assert (body["sku"], body["amount_atomic"], body["amount_usdc"]) == ("morning_brief", PRICE, 0.08)
     assert "cancelled" in body["error"] and "new authorization" in body["next"]
     Payment.objects.filter(pk=payment.pk).update(state=Payment.State.CLAIMED)
@@ -308,8 +324,10 @@ def pack_header(url: str) -> str:
 
 @pytest.mark.parametrize("path", [DESK_PACK, SIGNAL_PACK])
 def test_a_pack_whose_payment_fails_at_settlement_creates_nothing(
-    paid_stack, path, drained_between_verify_and_settle
+    paid_stack, path, drained_between_verify_and_settle, settings
 ):
+    # Strict: every settle verifies and simulates again (FACILITATOR_VERIFY_REUSE_SECONDS=0).
+    settings.FACILITATOR_VERIFY_REUSE_SECONDS = 0.0
     payer = dev_account(DEMO_PAYER).address.lower()
     Account.objects.create(wallet_address=payer)  # the signal desk pack pushes to an account
     url = paid_stack.url + path
@@ -323,6 +341,29 @@ def test_a_pack_whose_payment_fails_at_settlement_creates_nothing(
     assert payment.state == Payment.State.FAILED and payment.delivered_at is None
     # The settlement was refused before broadcasting: the facilitator paid no gas for a revert.
     assert facilitator_nonce(paid_stack.chain) == gas_nonce
+
+
+def test_a_payer_draining_within_the_verify_reuse_window_costs_one_reverted_transaction(
+    paid_stack, drained_between_verify_and_settle, settings
+):
+    """By default a settle right after its verify takes that verification (simulation included)
+    instead of simulating again: a drain in between is caught by the chain, not before it.
+    Nothing is created or charged; the facilitator paid one reverted transaction's gas."""
+    settings.FACILITATOR_VERIFY_REUSE_SECONDS = 60.0
+    payer = dev_account(DEMO_PAYER).address.lower()
+    url = paid_stack.url + DESK_PACK
+    gas_nonce = facilitator_nonce(paid_stack.chain)
+    before = paid_stack.chain.token.functions.balanceOf(dev_account(DEMO_PAYER).address).call()
+    resp = get(url, pack_header(url))
+    assert resp.status_code == 402, resp.text
+    assert not PrepaidSession.objects.exists()
+    payment = Payment.objects.get()
+    assert payment.state == Payment.State.FAILED and payment.delivered_at is None
+    assert payment.payer == payer
+    # One transaction was broadcast and reverted; the payer's (drained) balance did not move.
+    assert facilitator_nonce(paid_stack.chain) == gas_nonce + 1
+    assert paid_stack.chain.token.functions.balanceOf(dev_account(DEMO_PAYER).address).call() == 0
+    assert before > 0
 
 
 def test_a_pack_is_created_once_its_payment_settled(paid_stack):
@@ -454,3 +495,32 @@ def test_paid_calls_settle_in_process_by_default(paid_stack, brief, settings, mo
     assert resp.status_code == 200 and Payment.objects.get().state == Payment.State.SETTLED
     health = requests.get(paid_stack.url + "/api/a2a/facilitator/health", timeout=10).json()
     assert health["reachable"] is True and health["facilitator"].endswith("/api/a2a/facilitator")
+
+
+@pytest.mark.parametrize("reuse, simulations", [(60.0, 1), (0.0, 2)])
+def test_a_paid_call_verifies_and_simulates_once_unless_told_to_do_it_again(
+    paid_stack, brief, settings, monkeypatch, reuse, simulations
+):
+    """The settle takes the verification the same process made of the same payment moments
+    earlier (billing/facilitator/exact_once.py): one simulated transfer per paid call; with FACILITATOR_VERIFY_REUSE_SECONDS=0 the settle simulates again."""
+    from billing.facilitator import service
+
+    settings.FACILITATOR_VERIFY_REUSE_SECONDS = reuse
+    asked: list[str] = []
+    original = service.WatchedHTTPProvider._make_request
+
+    def counted(self, method, data):
+        asked.append(method)
+        return original(self, method, data)
+
+    monkeypatch.setattr(service.WatchedHTTPProvider, "_make_request", counted)
+    url = paid_stack.url + BRIEF
+    before_payer, before_treasury = balances(paid_stack)
+    resp = get(url, signed_header(challenge(url)))
+    assert resp.status_code == 200, resp.text
+    receipt = decode_payment_response_header(resp.headers["PAYMENT-RESPONSE"])
+    assert receipt.success and receipt.transaction
+    after_payer, after_treasury = balances(paid_stack)
+    assert before_payer - after_payer == after_treasury - before_treasury > 0
+    assert asked.count("eth_call") == simulations
+    assert asked.count("eth_sendRawTransaction") == 1
