@@ -123,12 +123,12 @@ def _pending(payment: Payment) -> SettlementPending:
     )
 
 
-def x402_payment_of(payload: PaymentPayload | PaymentPayloadV1, sku: Sku) -> Payment | None:
-    """The payment this proof already made for this SKU, if any (to collect or wait on)."""
+def x402_payment_of(payload: PaymentPayload | PaymentPayloadV1) -> Payment | None:
+    """The payment this proof already made (for any SKU), if any: to collect or wait on."""
     key = proof_payer_nonce(payload)
     if key is None:
         return None
-    return Payment.objects.filter(payer=key[0], nonce=key[1], sku=sku).select_related("sku").first()
+    return Payment.objects.filter(payer=key[0], nonce=key[1]).select_related("sku").first()
 
 
 def x402_challenge(offer: Offer, *, resource_url: str, price_atomic: int | None = None) -> Challenge:
@@ -148,7 +148,8 @@ def x402_payment(*, payload: PaymentPayload | PaymentPayloadV1, offer: Offer, re
     already paid for this SKU (pending, or settled and not yet delivered) is checked against
     what it paid, not today's price or clock. Raises PaymentRejected carrying the challenge
     it was checked against (the x402 route answers the refusal with it)."""
-    paid = x402_payment_of(payload, _sku(offer))
+    seen = x402_payment_of(payload)
+    paid = seen if seen is not None and seen.sku_id == _sku(offer).id else None
     challenge = x402_challenge(
         offer, resource_url=resource_url, price_atomic=None if paid is None else paid.amount_atomic
     )
@@ -158,7 +159,10 @@ def x402_payment(*, payload: PaymentPayload | PaymentPayloadV1, offer: Offer, re
         exc.challenge = challenge
         paid_call_observe(rail="x402", outcome="refused")  # refused before paid_call
         raise
-    return X402Rail(proof=proof, challenge=challenge)
+    rail = X402Rail(proof=proof, challenge=challenge)
+    if proof_payer_nonce(payload) == (proof.payer, proof.nonce):
+        rail.seen = (seen,)  # what admit() would read again
+    return rail
 
 
 class X402Rail:
@@ -172,6 +176,8 @@ class X402Rail:
     def __init__(self, *, proof: Proof, challenge: Challenge) -> None:
         self.proof = proof
         self.challenge = challenge
+        # The proof's payment row as read when the proof was checked (a 1-tuple), if it was.
+        self.seen: tuple[Payment | None] | None = None
 
     def _receipt(self, settlement: SettleResponse) -> X402Receipt:
         return X402Receipt(settlement=settlement, version=self.proof.version, amount_atomic=self.challenge.price_atomic)
@@ -179,7 +185,10 @@ class X402Rail:
     def admit(self, offer: Offer) -> Paid | None:
         sku = _sku(offer)
         proof = self.proof
-        existing = Payment.objects.filter(payer=proof.payer, nonce=proof.nonce).select_related("sku").first()
+        if self.seen is not None:
+            existing = self.seen[0]
+        else:
+            existing = Payment.objects.filter(payer=proof.payer, nonce=proof.nonce).select_related("sku").first()
         if existing is not None:
             return self._existing(existing, offer)
         if not proof.signature_checked:
@@ -249,9 +258,8 @@ class X402Hold:
         self.offer = offer
 
     def commit(self, content: Content | None) -> Receipt:
-        settlement = _settle(self.payment, self.rail.proof)
-        if content is not None:
-            payment_mark_delivered(payment_id=self.payment.id)
+        # Content that exists already (a product that ran first) is delivered as it settles.
+        settlement = _settle(self.payment, self.rail.proof, delivered=content is not None)
         return self.rail._receipt(settlement)
 
     def release(self) -> None:
@@ -297,12 +305,12 @@ def _unreachable(detail: str, sku: Sku) -> PaymentUnreachable:
     )
 
 
-def _settle(payment: Payment, proof: Proof) -> SettleResponse:
+def _settle(payment: Payment, proof: Proof, *, delivered: bool) -> SettleResponse:
     started = time.perf_counter()
     outcome = facilitator_settle(proof)
     settlement_observe(outcome=_settlement_label(outcome), seconds=time.perf_counter() - started)
     if outcome.state is Settlement.SETTLED:
-        payment_settle(payment_id=payment.id, tx_hash=outcome.tx_hash)
+        payment_settle(payment_id=payment.id, tx_hash=outcome.tx_hash, held=payment, delivered=delivered)
         return outcome.response
     if outcome.state is Settlement.PENDING:
         payment_pending(payment_id=payment.id, tx_hash=outcome.tx_hash, error=f"settle: {outcome.message}")
