@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import logging
 import os
 import pstats
 import statistics
@@ -65,13 +66,15 @@ def environ_for(path: str, headers: dict[str, str] | None = None) -> dict[str, A
     return environ
 
 
-def wsgi_call(app: Callable, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+def wsgi_call(
+    app: Callable, environ: dict[str, Any], *, copy: bool = True
+) -> tuple[str, list[tuple[str, str]], bytes]:
     sent: list[Any] = []
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
         sent.append((status, headers))
 
-    result = app(dict(environ), start_response)
+    result = app(dict(environ) if copy else environ, start_response)
     body = b"".join(result)
     if hasattr(result, "close"):
         result.close()
@@ -233,7 +236,7 @@ def cpu_scenario(
     layers = {}
     for name, e in (("challenge", unpaid), ("free", free), ("credit", credit)):
         probe = dict(e)
-        wsgi_call(application, probe)
+        wsgi_call(application, probe, copy=False)  # the layer that answered marks the environ
         layers[name] = probe.get("a2a.layer", "django")
     status, _, supported = wsgi_call(application, environ_for("/api/a2a/facilitator/supported"))
     if not status.startswith("200"):
@@ -302,6 +305,8 @@ def main() -> int:
         return ratios_report()
     finally:
         if redis_proc is not None:
+            # The service's Redis subscribers in this process would log the server's going away.
+            logging.disable(logging.CRITICAL)
             stop(redis_proc)
 
 
