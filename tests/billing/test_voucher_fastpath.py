@@ -216,3 +216,63 @@ def test_odd_payment_headers_on_a_fast_route_are_djangos_to_refuse_never_a_500(s
         assert answer.status_code in (402, 503), (header[:40], answer.get_data(as_text=True)[:300])
         assert answer.json["detail"] and answer.json.get("charged", False) is False
     assert len(django_payments) == len(headers) and ChannelSale.objects.count() == 0
+
+
+def test_one_voucher_sent_by_many_callers_at_once_is_taken_once(channel_own_chain, settings, django_payments):
+    """Eight requests carrying the same voucher, released together through the WSGI stack (each
+    thread its own PostgreSQL connection): the fast path's conditional UPDATE and the sale's
+    unique (channel, cumulative) row let one of them take it, whichever path each one went; the
+    others are refused (the corrective 402, or told the channel is busy), never a 500 and never
+    a second charge."""
+    import threading
+
+    from django.db import connection
+
+    stack, w3 = channel_own_chain, channel_own_chain.chain.w3
+    payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
+    client, _ = channel_client(stack.chain.url, payer, calls=20)
+    session = channel_session(client)
+    assert session.get(stack.url + STATUS_PATH, timeout=30).status_code == 200  # the deposit
+    [row] = PaymentChannel.objects.all()
+    charged = int(row.charged_cumulative_atomic)
+
+    wsgi = Client(application)
+    http = x402HTTPClientSync(client)
+    unpaid = wsgi.get(STATUS_PATH)
+    required = http.get_payment_required_response(lambda name: unpaid.headers.get(name), unpaid.data)
+    headers = http.encode_payment_signature_header(client.create_payment_payload(required))
+
+    callers = 8
+    start = threading.Barrier(callers)
+    answers: list[tuple[int, dict[str, Any]]] = []
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            start.wait(timeout=30)
+            answer = Client(application).get(STATUS_PATH, headers=headers)
+            answers.append((answer.status_code, answer.json or {}))
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=call) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == [] and len(answers) == callers
+    statuses = sorted(status for status, _ in answers)
+    assert statuses.count(200) == 1, answers
+    assert set(statuses) <= {200, 402, 409, 503}, answers  # refusals, never a 500
+    # Each caller the fast path's statement turned away was answered by Django.
+    assert len(django_payments) >= callers - 1
+    for status, body in answers:
+        if status != 200:
+            assert body.get("charged", False) is False, body
+    row.refresh_from_db()
+    assert int(row.charged_cumulative_atomic) == charged + STATUS_PRICE
+    assert ChannelSale.objects.filter(channel_id=row.channel_id).count() == 2  # the deposit's call, this one
+    assert row.pending_id == ""
+    assert ledger_audit() == []
