@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models.functions import Upper
 from django.utils import timezone
 
 
@@ -32,6 +33,9 @@ class PrepaidSession(models.Model):
                 condition=models.Q(calls_used__lte=models.F("calls_total")), name="session_calls_within_quota"
             ),
         ]
+        # A wallet's live sessions, as the rail and the sign-in ownership check look them up
+        # (`buyer__iexact`, UPPER(buyer) in SQL): without it every such call scans every session.
+        indexes = [models.Index(Upper("buyer"), "expires_at", name="session_buyer_upper_expires")]
 
     def __str__(self) -> str:
         return f"{self.token[:8]}… {self.calls_used}/{self.calls_total}"
