@@ -26,6 +26,8 @@ from x402.mechanisms.evm.exact.facilitator import ExactEvmScheme, ExactEvmScheme
 
 # Verified payloads remembered per process; a settle follows its verify within one call.
 REMEMBERED = 1024
+# The SDK's verify refuses an authorization whose validBefore is less than this far away.
+VALID_BEFORE_MARGIN = 6
 
 
 class ExactVerifiedOnce(ExactEvmScheme):
@@ -48,7 +50,11 @@ class ExactVerifiedOnce(ExactEvmScheme):
         if getattr(self._settling, "active", False):
             with self._lock:
                 remembered = self._verified.pop(key, None) if key is not None else None
-            if remembered is not None and time.monotonic() - remembered[0] <= self.reuse_seconds:
+            if (
+                remembered is not None
+                and time.monotonic() - remembered[0] <= self.reuse_seconds
+                and _valid_long_enough(payload)
+            ):
                 return remembered[1]
             return super()._verify(payload, requirements, simulate)
         result = super()._verify(payload, requirements, simulate)
@@ -58,6 +64,17 @@ class ExactVerifiedOnce(ExactEvmScheme):
                 while len(self._verified) > REMEMBERED:
                     self._verified.popitem(last=False)
         return result
+
+
+def _valid_long_enough(payload: Any) -> bool:
+    """The authorization is still good for as long as the SDK's verify demands of it now
+    (validBefore at least VALID_BEFORE_MARGIN seconds away): a remembered verify saw it
+    with that margin up to `reuse_seconds` ago, and a transfer broadcast later may revert."""
+    try:
+        valid_before = int(payload.payload["authorization"]["validBefore"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return valid_before >= time.time() + VALID_BEFORE_MARGIN
 
 
 def _key(payload: Any, requirements: Any) -> tuple[str, str] | None:

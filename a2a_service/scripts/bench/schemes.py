@@ -3,9 +3,9 @@ local stack as `make run` starts it (anvil with the x402 contracts, the self-hos
 in process, granian with BENCH_WORKERS workers, PostgreSQL when there is one).
 
 Timed: the request that carries the payment, sequentially, by one agent with the official x402
-client code (each after the same pause, PAUSE_SECONDS): an `exact` EIP-3009 authorization (settled on chain before the answer), the same
-payment to the reference stack (the SDK's FastAPI middleware and the SDK's facilitator, its own
-process, on the same chain), a
+client code, each after the same pause (PAUSE_SECONDS): an `exact` EIP-3009 authorization
+(settled on chain before the answer), the same payment to the reference stack (the SDK's
+FastAPI middleware and the SDK's facilitator, its own process, on the same chain), a
 `batch-settlement` voucher (checked against the channel's state, no transaction), a sign-in
 (`sign-in-with-x`) spending prepaid credits, and the same credits by `X-API-Key`. The unpaid 402
 before each x402 or sign-in call is not timed (it is the same for all). Rounds alternate; the
