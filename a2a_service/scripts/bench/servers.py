@@ -24,6 +24,8 @@ CONNECTIONS = os.environ.get("BENCH_CONNECTIONS", "32")
 # granian's threads per worker process for WSGI. One, as in production (docs/performance.md): measured
 # here, a second thread per process lowered both the challenge and the credit call (GIL).
 THREADS = os.environ.get("BENCH_THREADS", "1")
+# Request threads per worker of the grouped-debit ceiling (debitalone.py): the calls a committer can group.
+GROUP_THREADS = os.environ.get("BENCH_GROUP_THREADS", "16")
 # How long a server may take to answer its first request (more on a loaded machine).
 READY_SECONDS = float(os.environ.get("BENCH_READY_SECONDS", "30"))
 
@@ -76,7 +78,12 @@ def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
             "--log-level",
             "warning",
         ]
-    elif kind in ("granian", "granian-raw"):
+    elif kind in ("granian", "granian-raw", "debit-one", "debit-grouped"):
+        app = {
+            "granian-raw": "a2a_service.scripts.bench.rawbytes:application",
+            "debit-one": "a2a_service.scripts.bench.debitalone:one_per_call",
+            "debit-grouped": "a2a_service.scripts.bench.debitalone:grouped",
+        }.get(kind, "a2a_service.wsgi:application")
         cmd = [
             str(BIN / "granian"),
             "--interface",
@@ -88,12 +95,10 @@ def start(kind: str, port: int, env: dict[str, str]) -> subprocess.Popen:
             "--workers",
             WORKERS,
             "--blocking-threads",
-            THREADS,
+            GROUP_THREADS if kind == "debit-grouped" else THREADS,
             "--log-level",
             "warning",
-            "a2a_service.scripts.bench.rawbytes:application"
-            if kind == "granian-raw"
-            else "a2a_service.wsgi:application",
+            app,
         ]
     else:
         cmd = [
