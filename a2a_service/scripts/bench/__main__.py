@@ -13,6 +13,7 @@ import time
 from a2a_service.scripts.bench.cpu import cpu_scenario
 from a2a_service.scripts.bench.free import free_news_scenario, scenario
 from a2a_service.scripts.bench.paid import x402_scenario
+from a2a_service.scripts.bench.phases import phases_scenario
 from a2a_service.scripts.bench.schemes import schemes_scenario
 from a2a_service.scripts.bench.servers import bench_env, free_port, prepare, stop
 from a2a_service.scripts.bench.targets import ratios_report
@@ -65,6 +66,9 @@ def run_scenarios(env: dict[str, str]) -> int:
     only = os.environ.get("BENCH_ONLY", "")
     if only == "cpu":  # in this process: it sets Django up (prepare included)
         cpu_scenario(env)
+        return ratios_report()
+    if only == "phases":  # in this process too
+        phases_scenario(env)
         return ratios_report()
     prepare(env)
     if only in ("", "x402"):
