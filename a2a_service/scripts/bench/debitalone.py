@@ -4,7 +4,8 @@ call's other work (no key lookup, rate limit, product, rendering or money event)
 
 - `one_per_call`: the service's own debit statement (billing/api/credit_fastpath.py, prepared,
   asynchronous commit), one statement and one commit per request, one thread per worker as
-  production runs. Whatever the service does around it, a credit call that commits each debit
+  production runs (with CREDIT_DEBIT_SYNC_COMMIT=true, each commit waits for the disk, as
+  the service's does with that setting). Whatever the service does around it, a credit call that commits each debit
   on its own cannot be faster than this.
 - `grouped`: group commit at its cheapest. Each worker runs BENCH_GROUP_THREADS request threads and
   one committer thread; the committer takes every debit waiting (up to GROUP_MAX) and runs them
@@ -37,6 +38,8 @@ from a2a_service.core.randpool import token_hex  # noqa: E402
 from billing.api.credit_fastpath import _DEBIT, prepared_row  # noqa: E402
 
 SKU = os.environ.get("BENCH_DEBIT_SKU", "payments_dual_rail_status")
+# As the service's CREDIT_DEBIT_SYNC_COMMIT: each debit waits for its commit's WAL flush.
+SYNC_COMMIT = os.environ.get("CREDIT_DEBIT_SYNC_COMMIT", "").lower() == "true"
 GROUP_MAX = int(os.environ.get("BENCH_GROUP_MAX", "32"))
 DSN = os.environ.get("DATABASE_URL", "").replace("postgres://", "postgresql://", 1)
 BODY = b'{"charged":"0.01"}'
@@ -94,7 +97,7 @@ def one_per_call(environ: dict[str, Any], start_response: StartResponse) -> Iter
     if conn is None:
         conn = _local.conn = psycopg.connect(DSN, autocommit=True)
     account, key, reference = _call(environ)
-    params = {"account": account, "key": key, "sku": SKU, "reference": reference, "sync_commit": False}
+    params = {"account": account, "key": key, "sku": SKU, "reference": reference, "sync_commit": SYNC_COMMIT}
     return _answer(prepared_row(conn, _DEBIT, params) is not None, start_response)
 
 

@@ -125,17 +125,22 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
     sync_port = free_port()
     sync_server = start("granian", sync_port, {**env, "CREDIT_DEBIT_SYNC_COMMIT": "true"})
     sync_url = f"http://127.0.0.1:{sync_port}{path}"
-    alone_port, grouped_port = free_port(), free_port()
+    alone_port, synced_alone_port, grouped_port = free_port(), free_port(), free_port()
     alone_server, grouped_server = start("debit-one", alone_port, env), start("debit-grouped", grouped_port, env)
+    synced_alone_server = start("debit-one", synced_alone_port, {**env, "CREDIT_DEBIT_SYNC_COMMIT": "true"})
     alone_url, grouped_url = f"http://127.0.0.1:{alone_port}/", f"http://127.0.0.1:{grouped_port}/"
+    synced_alone_url = f"http://127.0.0.1:{synced_alone_port}/"
     many, one, synced = f"{agents} agents", "1 agent", f"{agents} agents, sync commit"
     alone, grouped = "the debit alone, one commit a call", f"the debit alone, grouped ({GROUP_THREADS} threads a worker)"
+    synced_alone = "the debit alone, one commit a call, sync commit"
     rows_before = ledger_debits(env)
-    runs: dict[str, list[dict[str, float]]] = {many: [], one: [], synced: [], alone: [], grouped: []}
+    runs: dict[str, list[dict[str, float]]] = {
+        many: [], one: [], synced: [], alone: [], grouped: [], synced_alone: []
+    }
     everything = []  # warm-ups too: they were charged like any call
     try:
         wait_ready(sync_url, status=402)
-        for ceiling_url in (alone_url, grouped_url):  # a call without the header fails: wait for the port
+        for ceiling_url in (alone_url, grouped_url, synced_alone_url):  # a call without the header fails
             wait_ready(ceiling_url, status=500)
         for _ in range(ROUNDS):
             everything.append(run_wrk(url, script=str(lua)))  # warm-up
@@ -143,12 +148,12 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
             runs[one].append(run_wrk(url, {"X-API-Key": keys[0]}))
             everything.append(run_wrk(sync_url, script=str(lua)))  # warm-up
             runs[synced].append(run_wrk(sync_url, script=str(lua)))
-            for kind, ceiling_url in ((alone, alone_url), (grouped, grouped_url)):
+            for kind, ceiling_url in ((alone, alone_url), (grouped, grouped_url), (synced_alone, synced_alone_url)):
                 everything.append(run_wrk(ceiling_url, script=str(ids_lua)))  # warm-up
                 runs[kind].append(run_wrk(ceiling_url, script=str(ids_lua)))
-            everything += [runs[many][-1], runs[one][-1], runs[synced][-1], runs[alone][-1], runs[grouped][-1]]
+            everything += [runs[kind][-1] for kind in runs]
     finally:
-        for server in (sync_server, alone_server, grouped_server):
+        for server in (sync_server, alone_server, grouped_server, synced_alone_server):
             stop(server)
     database = "PostgreSQL" if "postgres" in env.get("DATABASE_URL", "") else "SQLite"
     med = print_table(
@@ -169,9 +174,11 @@ def credit_scenario(base: str, env: dict[str, str], reference_rps: float) -> Non
     # Not targets: how far the database alone lets a credit call go on this machine.
     print(
         "ceiling of item 1 (the debit statement behind granian with nothing else a call does): "
-        f"one commit a call {med[alone]['rps'] / reference_rps:.2f}x, grouped {med[grouped]['rps'] / reference_rps:.2f}x "
-        "the reference's 402 req/s; the credit call itself: "
-        f"{med[many]['rps'] / med[alone]['rps']:.2f}x of the first, {med[many]['rps'] / med[grouped]['rps']:.2f}x of the second"
+        f"one commit a call {med[alone]['rps'] / reference_rps:.2f}x, grouped {med[grouped]['rps'] / reference_rps:.2f}x, "
+        f"one synchronous commit a call {med[synced_alone]['rps'] / reference_rps:.2f}x the reference's 402 req/s; "
+        f"the credit call itself: {med[many]['rps'] / med[alone]['rps']:.2f}x of the first, "
+        f"{med[many]['rps'] / med[grouped]['rps']:.2f}x of the second; with sync commit "
+        f"{med[synced]['rps'] / med[synced_alone]['rps']:.2f}x of the third"
     )
     debits = ledger_debits(env) - rows_before
     served = int(sum(r["requests"] - r["non2xx"] for r in everything))
