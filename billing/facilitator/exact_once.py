@@ -23,6 +23,7 @@ from collections import OrderedDict
 from typing import Any
 
 from x402.mechanisms.evm.exact.facilitator import ExactEvmScheme, ExactEvmSchemeConfig
+from x402.pending_settlement_store import PendingSettlementStore
 
 # Verified payloads remembered per process; a settle follows its verify within one call.
 REMEMBERED = 1024
@@ -31,8 +32,15 @@ VALID_BEFORE_MARGIN = 6
 
 
 class ExactVerifiedOnce(ExactEvmScheme):
-    def __init__(self, signer: Any, config: ExactEvmSchemeConfig, *, reuse_seconds: float) -> None:
-        super().__init__(signer, config)
+    def __init__(
+        self,
+        signer: Any,
+        config: ExactEvmSchemeConfig,
+        *,
+        reuse_seconds: float,
+        pending_store: PendingSettlementStore | None = None,
+    ) -> None:
+        super().__init__(signer, config, pending_store)
         self.reuse_seconds = reuse_seconds
         self._verified: OrderedDict[tuple[str, str], tuple[float, Any]] = OrderedDict()
         self._lock = threading.Lock()

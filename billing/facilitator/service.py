@@ -38,6 +38,7 @@ from a2a_service.core.redisconn import redis_client
 from billing.facilitator.discovery import discovery_hooks_register
 from billing.facilitator.exact_once import ExactVerifiedOnce
 from billing.facilitator.nonces import FileNonces, NonceLockUnavailable, NonceSequence, RedisNonces
+from billing.facilitator.pending import pending_settlements
 
 logger = logging.getLogger(__name__)
 
@@ -309,13 +310,18 @@ def _build(
         nonces=_nonces_factory(redis_url, run_dir, lock_wait),
     )
     facilitator = x402FacilitatorSync()
+    # A settlement whose receipt did not come in time, for the retry to reconcile against,
+    # whichever process it reaches (pending.py).
+    pending = pending_settlements(redis_url, current=signer.current_hash)
     # simulate_in_settle: the transfer is simulated again just before it is broadcast, so a
     # payer who emptied the wallet after verify costs a refused settle, not a reverted
     # transaction whose gas the facilitator pays; except right after this process verified
     # the same payment, whose verification (simulation included) the settle takes
     # (exact_once.py: four of a paid call's eight requests to the chain).
     config = ExactEvmSchemeConfig(simulate_in_settle=True)
-    facilitator.register([network], ExactVerifiedOnce(signer, config, reuse_seconds=verify_reuse_seconds))
+    facilitator.register(
+        [network], ExactVerifiedOnce(signer, config, reuse_seconds=verify_reuse_seconds, pending_store=pending)
+    )
     # x402 v1 payers, as the SDK's register_exact_evm_facilitator registers them.
     facilitator.register_v1(
         V1_NETWORKS, ExactEvmSchemeV1(signer, ExactEvmSchemeV1Config(simulate_in_settle=True))
@@ -323,17 +329,15 @@ def _build(
     # `upto` (metered calls, billing/rails/upto.py): a Permit2 authorization for a maximum,
     # settled through x402UptoPermit2Proxy for what the call used. Its witness names the
     # settling address (`facilitatorAddress` in /supported): this gas key, the only one here.
-    facilitator.register(
-        [network], UptoEvmFacilitatorScheme(signer, UptoEvmSchemeConfig(simulate_in_settle=True))
-    )
+    upto = UptoEvmFacilitatorScheme(signer, UptoEvmSchemeConfig(simulate_in_settle=True), pending_store=pending)
+    facilitator.register([network], upto)
     # Bazaar: the resources declared in the payments it verifies and settles are catalogued.
     discovery_hooks_register(facilitator)
     if authorizer_key:
         # Payment channels: the same gas key sends deposits, claims, settlements and refunds;
         # the authorizer key signs the claim batches and refunds the contract checks.
-        facilitator.register(
-            [network], BatchSettlementEvmFacilitator(signer, LocalAuthorizerSigner(authorizer_key))
-        )
+        channels = BatchSettlementEvmFacilitator(signer, LocalAuthorizerSigner(authorizer_key), pending_store=pending)
+        facilitator.register([network], channels)
     return facilitator, signer
 
 
