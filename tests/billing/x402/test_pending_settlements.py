@@ -33,7 +33,7 @@ def test_a_settlement_left_pending_in_one_process_is_completed_by_the_retry_in_a
     paid_stack, brief, settings
 ):
     chain = paid_stack.chain
-    (first, first_signer), (second, second_signer) = web_process(chain, settings), web_process(chain, settings)
+    (first, first_signer), (second, _second) = web_process(chain, settings), web_process(chain, settings)
     payload = payer_client().create_payment_payload(challenge(paid_stack.url + BRIEF))
     requirements = payload.accepted
     before_payer, before_treasury = balances(paid_stack)
