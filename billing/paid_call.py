@@ -188,6 +188,8 @@ def _sell(offer: Offer, rail: Rail, held: list[bool]) -> Paid:
     product_ready(offer)
 
     def body() -> Paid:
+        for write in offer.with_payment:
+            write()
         if rail.runs_first:
             if not offer.product.pure:
                 raise RuntimeError(f"{offer.name} is not pure: it cannot run before it is paid")

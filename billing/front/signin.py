@@ -5,8 +5,11 @@ SIGN-IN-WITH-X header, as the SDK's clients send it) pays without a payment proo
    at most five minutes ago, not expired, not before its time) and signature check, and ours:
    signed for this very resource (its path and query on our origin: a signature for another path
    is refused), on our chain, with an expiry, and a nonce we issued less than NONCE_SECONDS ago
-   (billing/x402/signin.py). Then the nonce is used: a unique (wallet, nonce) row, so the same
-   signature is refused the second time, whatever came of the first call.
+   (billing/x402/signin.py). The nonce is used with the payment: a unique (wallet, nonce) row
+   written inside the rail's transaction before its hold (Offer.with_payment), so a served call
+   uses it once (the same signature is then refused, and a concurrent one waits for the first
+   and is refused), and a call that fails (nothing fresh to deliver, not enough credit) leaves
+   it unused for the same signed message to be sent again while it is valid.
 2. What the wallet already owns is served without a charge: the checks registered here
    (`ownership_register`) by billing (a news item it unlocked), sessions_app (a session pack
    covering the SKU), webhooks (a push entitlement covering what it asks for) and agents (a
@@ -163,6 +166,14 @@ def signin_nonce_use(*, wallet_address: str, nonce: str) -> bool:
     return True
 
 
+def _nonce_spend(address: str, nonce: str) -> None:
+    if not signin_nonce_use(wallet_address=address, nonce=nonce):
+        raise PaymentRejected(
+            "invalid_siwx_nonce_used",
+            "this signed message was used already: sign the new 402's challenge",
+        )
+
+
 def _owned_once(address: str, account: Account | None, sale: Sale) -> Rail | None:
     """A news item the account unlocked: the credit rail, whose claim finds it owned and charges
     nothing (the claim, not this read, is what keeps a first unlock paid once)."""
@@ -219,11 +230,10 @@ class SignInScheme:
 
     def rail(self, brought: Brought, sale: Sale) -> Rail:
         address, nonce = signin_verify(header=brought.header(HEADER), resource_url=sale.resource_url)
-        if not signin_nonce_use(wallet_address=address, nonce=nonce):
-            raise PaymentRejected(
-                "invalid_siwx_nonce_used",
-                "this signed message was used already: sign the new 402's challenge",
-            )
+        # Used with the payment, in the rail's transaction: a call that fails (nothing fresh to
+        # deliver, not enough credit) leaves it unused, and the same signed message may be sent
+        # again while it is valid; a served call uses it once.
+        sale.offer.with_payment.append(lambda: _nonce_spend(address, nonce))
         account = Account.objects.filter(wallet_address=address).first()
         for check in OWNERSHIP.values():
             rail = check(address, account, sale)

@@ -8,7 +8,7 @@ layer up, sessions_app/rail.py."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 
 from django.conf import settings
@@ -32,6 +32,10 @@ class Offer:
     # The price in atomic USDC (price_for's, else the SKU's); None where the SKU row was not
     # read (the credit fast path's debit statement reads it in its own transaction).
     price_atomic: int | None
+    # Writes that belong to the call's payment, run inside the rail's scope before its hold (in
+    # its transaction where the rail has one): a call that fails leaves none of them (e.g. the
+    # sign-in's nonce, used once by a call that was served). Each raises to refuse the call.
+    with_payment: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def name(self) -> str:

@@ -7,6 +7,7 @@ an expired one and one for another domain get the 402."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -124,6 +125,96 @@ def test_a_replayed_signature_is_refused(api):
     replay = api.get(url, **header)
     assert replay.status_code == 402 and replay.json()["error"] == "invalid_siwx_nonce_used"
     assert debits(reg.account) == [-PRICE] and ledger_audit() == []
+
+
+def test_a_call_that_fails_leaves_the_signature_unused_and_a_served_one_uses_it(api):
+    """The nonce is used with the payment, in the rail's transaction: refused for want of
+    credit, the same signed message goes through once the wallet has credit, then never again."""
+    wallet, reg = funded_wallet(0)
+    url = unlock_url(new_item())
+    header = signed_in(api, wallet, url)
+    refused = api.get(url, **header)
+    assert refused.status_code == 402 and refused.json()["code"] == "insufficient_credit"
+    assert SignInNonce.objects.count() == 0 and debits(reg.account) == []
+    credit_add(account_id=reg.account.id, amount_atomic=PRICE, kind="adjustment", reason="test")
+    served = api.get(url, **header)  # the same signature
+    assert served.status_code == 200 and served.json()["body"] == "the full story"
+    assert served["X-Credit-Charged"] == "0.18" and served["X-Credit-Balance"] == "0"
+    assert SignInNonce.objects.filter(wallet_address=wallet.address.lower()).count() == 1
+    replay = api.get(url, **header)
+    assert replay.status_code == 402 and replay.json()["error"] == "invalid_siwx_nonce_used"
+    assert debits(reg.account) == [-PRICE] and ledger_audit() == []
+
+
+def test_a_product_with_nothing_to_deliver_leaves_the_signature_unused(api, monkeypatch):
+    """503 for a product that has nothing fresh: nothing charged, and the signed message is
+    still good for the call once it has."""
+    from catalog.products import registry
+
+    wallet, reg = funded_wallet(1_000_000)
+    url = unlock_url(new_item())
+    header = signed_in(api, wallet, url)
+    spec = registry.product_get("news_unlock")
+    assert spec is not None
+
+    def failing(call):
+        raise registry.ProductFailed("the story could not be read; nothing was charged")
+
+    with monkeypatch.context() as patched:
+        patched.setitem(registry._SPECS, "news_unlock", dataclasses.replace(spec, run=failing))
+        failed = api.get(url, **header)
+    assert failed.status_code == 503 and failed.json().get("charged", False) is False
+    assert SignInNonce.objects.count() == 0 and debits(reg.account) == []
+    served = api.get(url, **header)
+    assert served.status_code == 200 and debits(reg.account) == [-PRICE]
+    assert SignInNonce.objects.count() == 1 and ledger_audit() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_signature_sent_by_many_callers_at_once_is_used_once():
+    """Six requests with the same signed message at once (threads, each its own connection):
+    the nonce's unique row, written in each call's transaction, lets one be served and charged;
+    the others wait for it and are refused as a replay."""
+    import threading
+
+    from django.db import connection
+    from rest_framework.test import APIClient
+
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent transactions need PostgreSQL")
+    from catalog.services import catalog_seed
+
+    catalog_seed()
+    wallet, reg = funded_wallet(1_000_000)
+    url = unlock_url(new_item())
+    header = signed_in(APIClient(), wallet, url)
+    callers = 6
+    start = threading.Barrier(callers)
+    answers: list[tuple[int, dict]] = []
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            start.wait(timeout=30)
+            resp = APIClient().get(url, **header)
+            answers.append((resp.status_code, resp.json()))
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=call) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == [] and len(answers) == callers
+    served = [body for status, body in answers if status == 200]
+    refused = [body for status, body in answers if status != 200]
+    assert len(served) == 1 and served[0]["body"] == "the full story"
+    assert [body["error"] for body in refused] == ["invalid_siwx_nonce_used"] * (callers - 1)
+    assert debits(reg.account) == [-PRICE] and SignInNonce.objects.count() == 1
+    assert ledger_audit() == []
 
 
 def test_a_signature_for_another_path_is_refused(api):

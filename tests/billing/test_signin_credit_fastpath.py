@@ -181,8 +181,8 @@ def test_what_the_sign_in_fast_path_leaves_to_django(wsgi, django_calls):
     resp = wsgi.get(STATUS, headers=signed(wsgi, wallet))
     assert resp.status_code == 402
     assert django_calls == [STATUS, STATUS, "/api/a2a/x402/exchange-spreads", STATUS]
-    # Each call with a good signature used its nonce (Django's rule: whatever came of the call).
-    assert SignInNonce.objects.count() == 3
+    # None was served, so no nonce was used: each is used with the payment, in its transaction.
+    assert SignInNonce.objects.count() == 0
     assert debits(poor_account) == [] and debits(account) == [] and ledger_audit() == []
 
 
