@@ -20,6 +20,7 @@ from billing.credits import credit_add, ledger_audit
 from billing.models import Account, LedgerEntry, NewsUnlock, SignInNonce
 from billing.x402.signin import siwx_nonce_valid
 from catalog.models import NewsItem
+from tests.support.concurrency import at_once
 from tests.support.signin import BASE, required_of, signin_header_for, signin_headers, signin_info
 from tests.support.wallets import register_wallet
 
@@ -175,8 +176,6 @@ def test_one_signature_sent_by_many_callers_at_once_is_used_once():
     """Six requests with the same signed message at once (threads, each its own connection):
     the nonce's unique row, written in each call's transaction, lets one be served and charged;
     the others wait for it and are refused as a replay."""
-    import threading
-
     from django.db import connection
     from rest_framework.test import APIClient
 
@@ -189,26 +188,12 @@ def test_one_signature_sent_by_many_callers_at_once_is_used_once():
     url = unlock_url(new_item())
     header = signed_in(APIClient(), wallet, url)
     callers = 6
-    start = threading.Barrier(callers)
-    answers: list[tuple[int, dict]] = []
-    failures: list[BaseException] = []
 
-    def call() -> None:
-        try:
-            start.wait(timeout=30)
-            resp = APIClient().get(url, **header)
-            answers.append((resp.status_code, resp.json()))
-        except BaseException as exc:  # reported below, not lost in the thread
-            failures.append(exc)
-        finally:
-            connection.close()
+    def call() -> tuple[int, dict]:
+        resp = APIClient().get(url, **header)
+        return resp.status_code, resp.json()
 
-    threads = [threading.Thread(target=call) for _ in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert failures == [] and len(answers) == callers
+    answers = at_once(callers, call)
     served = [body for status, body in answers if status == 200]
     refused = [body for status, body in answers if status != 200]
     assert len(served) == 1 and served[0]["body"] == "the full story"

@@ -32,6 +32,7 @@ from tests.support.channels import (
     channel_session,
     onchain_channel,
 )
+from tests.support.concurrency import at_once
 
 VOUCHER_FASTPATH = application.app.app.app.app  # ...(CreditFastPath(SignInFastPath(VoucherFastPath(Django))))
 HALF_ORDER = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
@@ -224,10 +225,6 @@ def test_one_voucher_sent_by_many_callers_at_once_is_taken_once(channel_own_chai
     unique (channel, cumulative) row let one of them take it, whichever path each one went; the
     others are refused (the corrective 402, or told the channel is busy), never a 500 and never
     a second charge."""
-    import threading
-
-    from django.db import connection
-
     stack, w3 = channel_own_chain, channel_own_chain.chain.w3
     payer = channel_payer(w3, settings.USDC_ADDRESS, 10**6)
     client, _ = channel_client(stack.chain.url, payer, calls=20)
@@ -243,26 +240,12 @@ def test_one_voucher_sent_by_many_callers_at_once_is_taken_once(channel_own_chai
     headers = http.encode_payment_signature_header(client.create_payment_payload(required))
 
     callers = 8
-    start = threading.Barrier(callers)
-    answers: list[tuple[int, dict[str, Any]]] = []
-    failures: list[BaseException] = []
 
-    def call() -> None:
-        try:
-            start.wait(timeout=30)
-            answer = Client(application).get(STATUS_PATH, headers=headers)
-            answers.append((answer.status_code, answer.json or {}))
-        except BaseException as exc:  # reported below, not lost in the thread
-            failures.append(exc)
-        finally:
-            connection.close()
+    def call() -> tuple[int, dict[str, Any]]:
+        answer = Client(application).get(STATUS_PATH, headers=headers)
+        return answer.status_code, answer.json or {}
 
-    threads = [threading.Thread(target=call) for _ in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert failures == [] and len(answers) == callers
+    answers = at_once(callers, call)
     statuses = sorted(status for status, _ in answers)
     assert statuses.count(200) == 1, answers
     assert set(statuses) <= {200, 402, 409, 503}, answers  # refusals, never a 500

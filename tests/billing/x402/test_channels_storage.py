@@ -18,6 +18,7 @@ from x402.mechanisms.evm.batch_settlement.types import ChannelConfig
 
 from billing.models import PaymentChannel
 from billing.x402.channels import DatabaseChannelStorage
+from tests.support.concurrency import at_once
 
 CHANNEL_ID = "0x" + "ab" * 32
 
@@ -77,28 +78,13 @@ def test_concurrent_updates_of_a_missing_channel_are_serialized():
     its row, or retry once they lose the race to create it)."""
     if connection.vendor != "postgresql":
         pytest.skip("row locks: PostgreSQL")
-    storage, threads, barrier = DatabaseChannelStorage(), 8, threading.Barrier(8)
-    errors: list[BaseException] = []
+    storage, threads = DatabaseChannelStorage(), 8
 
     def add_one(current: Channel | None) -> Channel:
         time.sleep(0.02)  # widen the window between the read and the write
         return channel(0 if current is None else int(current.charged_cumulative_amount) + 1)
 
-    def worker() -> None:
-        try:
-            barrier.wait()
-            storage.update_channel(CHANNEL_ID, add_one)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    running = [threading.Thread(target=worker) for _ in range(threads)]
-    for thread in running:
-        thread.start()
-    for thread in running:
-        thread.join(timeout=30)
-    assert errors == []
+    at_once(threads, lambda: storage.update_channel(CHANNEL_ID, add_one), timeout=30)
     stored = storage.get(CHANNEL_ID)
     assert stored is not None and stored.charged_cumulative_amount == str(threads - 1)
 
