@@ -11,7 +11,8 @@ the SDK's channel manager (`BatchSettlementChannelManagerSync`) instead of its t
   (claim the rest, return the remainder to the payer); off unless X402_CHANNEL_IDLE_REFUND.
 - `channels_watch_withdrawals`: a payer may `initiateWithdraw` at any time and take back,
   `withdrawDelay` later, everything not claimed on chain; a voucher verified locally does not
-  see it. So the `pendingWithdrawals` of the channels holding unclaimed calls are read, and a
+  see it. So the `pendingWithdrawals` of the channels holding unclaimed calls are read (in
+  JSON-RPC batches of WITHDRAWAL_READS_PER_REQUEST), and a
   channel with a pending withdrawal is marked, claimed at once, and its stored on-chain state
   declared stale, so its next vouchers are verified by the facilitator against the chain
   (which sees the balance a finalized withdrawal left) instead of locally."""
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from web3 import Web3
@@ -133,16 +134,15 @@ def channels_watch_withdrawals() -> WithdrawalsSeen:
     if not channels_on():
         return WithdrawalsSeen(pending=[], claims=[])
     storage = channel_scheme().get_storage()
-    contract = settlement_contract()
+    # Only channels holding unclaimed calls: nothing else can a withdrawal take from us (and
+    # idle channels cost no read).
+    exposed = [c.channel_id for c in storage.list() if int(c.charged_cumulative_amount) > int(c.total_claimed)]
     pending: list[str] = []
-    for channel in storage.list():
-        if int(channel.charged_cumulative_amount) <= int(channel.total_claimed):
-            continue  # nothing a withdrawal could take from us (and no read for idle channels)
-        _amount, initiated_at = contract.functions.pendingWithdrawals(channel.channel_id).call()
+    for channel_id, initiated_at in _withdrawals_initiated(settlement_contract(), exposed).items():
         if not initiated_at:
             continue
-        pending.append(channel.channel_id.lower())
-        storage.update_channel(channel.channel_id, _marked(int(initiated_at)))
+        pending.append(channel_id.lower())
+        storage.update_channel(channel_id, _marked(initiated_at))
     claims = _claim_isolating(set(pending)) if pending else []
     for result in claims:
         logger.warning(
@@ -152,6 +152,32 @@ def channels_watch_withdrawals() -> WithdrawalsSeen:
             result.transaction,
         )
     return WithdrawalsSeen(pending=pending, claims=claims)
+
+
+# Channels whose pending withdrawal one JSON-RPC batch request reads (providers cap batches;
+# 100 is within the common caps).
+WITHDRAWAL_READS_PER_REQUEST = 100
+
+
+def _withdrawals_initiated(contract: Contract, channel_ids: list[str]) -> dict[str, int]:
+    """When each channel's pending withdrawal was initiated (0: none), read in JSON-RPC batches
+    rather than one request a channel; a node that refuses a batch is asked once per channel."""
+    initiated: dict[str, int] = {}
+    for start in range(0, len(channel_ids), WITHDRAWAL_READS_PER_REQUEST):
+        group = channel_ids[start : start + WITHDRAWAL_READS_PER_REQUEST]
+        calls = [contract.functions.pendingWithdrawals(channel_id) for channel_id in group]
+        answers: list[Any]  # (amount, initiated_at) a channel, decoded by web3
+        try:
+            with contract.w3.batch_requests() as batch:
+                for call in calls:
+                    batch.add(call)
+                answers = list(cast(list[Any], batch.execute()))
+        except Exception as exc:  # a node without batches (or over its cap): one request each
+            logger.info("channels: batch read of pending withdrawals refused (%s); reading one by one", exc)
+            answers = [call.call() for call in calls]
+        for channel_id, (_amount, initiated_at) in zip(group, answers, strict=True):
+            initiated[channel_id] = int(initiated_at)
+    return initiated
 
 
 def _marked(initiated_at: int) -> Any:

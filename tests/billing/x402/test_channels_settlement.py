@@ -134,6 +134,56 @@ def test_a_channel_the_contract_refuses_to_claim_does_not_hold_back_the_others(c
     assert ledger_audit() == []
 
 
+def test_the_watcher_reads_every_exposed_channels_withdrawal_in_one_request(
+    channel_own_chain, settings, monkeypatch
+):
+    """Three channels holding unclaimed calls, one of whose payers asked for a withdrawal: their
+    pending withdrawals are read in one JSON-RPC batch (not a request a channel), the same as
+    asked one by one; a node that refuses batches is asked one by one."""
+    from web3 import HTTPProvider, Web3
+
+    from billing.x402 import channel_claims
+
+    stack, w3 = channel_own_chain, channel_own_chain.chain.w3
+    settlement = x402_contract(w3, "x402BatchSettlement")
+    payers = [channel_payer(w3, settings.USDC_ADDRESS, 10**6) for _ in range(3)]
+    for payer in payers:
+        paid = channel_session(channel_client(stack.chain.url, payer)[0]).get(stack.url + STATUS_PATH, timeout=30)
+        assert paid.status_code == 200, paid.text
+    rows = {row.payer: row for row in PaymentChannel.objects.all()}
+    asking = rows[payers[2].address.lower()]
+    send(w3, payers[2], settlement.functions.initiateWithdraw(_contract_config(asking), 1))
+    asked_at = w3.eth.get_block("latest")["timestamp"]
+    ids = [rows[p.address.lower()].channel_id for p in payers]
+    expected = {ids[0]: 0, ids[1]: 0, ids[2]: asked_at}
+
+    sent: list[str] = []
+    single, batched = HTTPProvider.make_request, HTTPProvider.make_batch_request
+
+    def one(self: Any, method: Any, params: Any) -> Any:
+        sent.append(method)
+        return single(self, method, params)
+
+    def many(self: Any, requests: Any) -> Any:
+        sent.append("batch of " + ",".join(sorted({method for method, _ in requests})) + f" x{len(requests)}")
+        return batched(self, requests)
+
+    def refused(self: Any, requests: Any) -> Any:
+        raise ValueError("batch requests are not supported")
+
+    def contract() -> Any:  # a client of its own: web3 keeps a provider's wrapped batch call
+        return channel_claims.settlement_contract(Web3(HTTPProvider(stack.chain.url)))
+
+    monkeypatch.setattr(HTTPProvider, "make_request", one)
+    monkeypatch.setattr(HTTPProvider, "make_batch_request", many)
+    assert channel_claims._withdrawals_initiated(contract(), ids) == expected
+    assert sent == ["batch of eth_call x3"]
+    sent.clear()
+    monkeypatch.setattr(HTTPProvider, "make_batch_request", refused)
+    assert channel_claims._withdrawals_initiated(contract(), ids) == expected
+    assert sent.count("eth_call") == 3
+
+
 def test_the_channel_demo_pays_its_calls_and_prints_the_one_claim(channel_stack, settings, capsys, monkeypatch):
     """`python -m a2a_service.scripts.demos.channels` (in `make demo`), against the live stack,
     with the claim task run as beat would while the demo waits for it."""
