@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from catalog.counters import counter_add_to_db, counter_increment, counters_flush, counters_pending
 from catalog.models import DailyCounter, WorkerHeartbeat
+from tests.support.concurrency import at_once
 from tests.support.workers import start_celery_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -23,17 +24,10 @@ def test_concurrent_counter_increments_lose_nothing():
     today = timezone.now().date()
 
     def work() -> None:
-        try:
-            for _ in range(per_thread):
-                counter_add_to_db(metric="hit", key="race", day=today, by=1)
-        finally:
-            connections.close_all()
+        for _ in range(per_thread):
+            counter_add_to_db(metric="hit", key="race", day=today, by=1)
 
-    pool = [threading.Thread(target=work) for _ in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
+    at_once(threads, work)  # a thread's exception fails the test
     row = DailyCounter.objects.get(day=timezone.now().date(), metric="hit", key="race")
     assert row.count == threads * per_thread
 
