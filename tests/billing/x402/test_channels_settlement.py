@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from x402.mechanisms.evm.batch_settlement.facilitator.utils import to_contract_channel_config
-from x402.mechanisms.evm.batch_settlement.types import ChannelConfig
 
 from billing import tasks
 from billing.chain.localchain import x402_contract
 from billing.credits import ledger_audit
 from billing.models import ChannelSale, PaymentChannel
 from billing.x402.channel_claims import channels_claim
+from billing.x402.channels import channel_from_row
 from tests.support.channels import (
     STATUS_PATH,
     STATUS_PRICE,
@@ -37,17 +37,7 @@ def send(w3: Any, account: Any, call: Any) -> None:
 
 
 def _contract_config(row: PaymentChannel) -> Any:
-    return to_contract_channel_config(
-        ChannelConfig(
-            payer=row.payer,
-            payer_authorizer=row.payer_authorizer,
-            receiver=row.receiver,
-            receiver_authorizer=row.receiver_authorizer,
-            token=row.token,
-            withdraw_delay=row.withdraw_delay,
-            salt=row.salt,
-        )
-    )
+    return to_contract_channel_config(channel_from_row(row).channel_config)
 
 
 def test_a_payers_withdrawal_is_raced_by_the_watchers_claim(channel_own_chain, settings):
